@@ -1,0 +1,30 @@
+# Two commands for a newcomer: `make demo` and `make test`. Each builds .venv itself.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $@ $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(BIN)/fuseforks demo
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest
+
+bench: $(VENV)/.installed-test
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) fuseforks.db fuseforks.db-wal fuseforks.db-shm
