@@ -1,0 +1,43 @@
+"""Shared types for tool-result images (issue 3).
+
+A kept image lives in memory for one turn only; a dropped image carries only a reason and a short
+human detail so instruments can say why without ever holding bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+DropReason = Literal["unreadable", "unsupported_format", "too_large", "too_many"]
+
+
+class NormalizedImage(msgspec.Struct, frozen=True):
+    """An image ready to send: the exact bytes, their type, size and digest."""
+
+    data: bytes  # bytes to send
+    media_type: str  # "image/jpeg" | "image/webp"
+    width: int
+    height: int
+    size: int  # len(data)
+    digest: str  # sha256 hex of data
+    path: Literal["pass_through", "re_encoded"]
+    source_format: str  # detected input format, e.g. "JPEG", "PNG", "WEBP"
+    source_size: int  # decoded input byte count
+
+
+class DroppedImage(msgspec.Struct, frozen=True):
+    """An image that will not be sent, and why (never its bytes)."""
+
+    reason: DropReason
+    index: int  # position of the image among the result's image blocks (0-based)
+    source_format: str | None  # detected format if any
+    detail: str  # short human reason for instruments, never bytes
+
+
+class ResultImages(msgspec.Struct, frozen=True):
+    """The images of one tool result after normalization, in their original order."""
+
+    kept: list[NormalizedImage]
+    dropped: list[DroppedImage]
