@@ -41,3 +41,11 @@ class ResultImages(msgspec.Struct, frozen=True):
 
     kept: list[NormalizedImage]
     dropped: list[DroppedImage]
+
+
+# The limits of SPEC §4, shared by the normalizer and the texts that name them.
+MAX_EDGE_PX = 1568  # long edge sent to a model
+MAX_BYTES = 2 * 1024 * 1024  # size of one sent image
+MAX_IMAGES_PER_RESULT = 4  # kept images per tool result; the rest are `too_many`
+DECODE_MAX_EDGE_PX = 16_384  # declared edge above this is `too_large` without decoding
+INPUT_MAX_BYTES = 64 * 1024 * 1024  # decoded input above this is `too_large` before decoding
