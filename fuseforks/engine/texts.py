@@ -1,0 +1,199 @@
+"""Every sentence the engine adds to what the model (or a person) reads, in each village language.
+
+One place on purpose: a layer that knows the village language asks `texts(language)` and never
+writes prose of its own, so a missing translation is a construction error here, not a Japanese
+sentence leaking into an English village. Wire adapters never call this module.
+
+Sizes in the display line: 1 KB = 1024 bytes (the same unit as the 2 MB = 2 x 1024 x 1024 limit),
+rounded half up to a whole KB, and never below 1 KB for a non-empty image (21,017 bytes -> "21 KB",
+300 bytes -> "1 KB"). From 1024 KB on, MB with one decimal, also rounded half up ("1.9 MB").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from fuseforks.engine.image_types import MAX_IMAGES_PER_RESULT, DropReason
+
+Language = Literal["ja", "en", "zh"]
+NonTextKind = Literal["audio", "resource"]
+
+SUPPORTED_LANGUAGES: tuple[str, ...] = get_args(Language)
+_KINDS: tuple[str, ...] = get_args(NonTextKind)
+_REASONS: tuple[str, ...] = get_args(DropReason)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Catalog:
+    """The raw templates of one language. Every field is required, so no language can miss one."""
+
+    image_one: str  # "{n}" is not needed: exactly one image
+    image_many: str  # "{n}"
+    empty_result: str
+    tool_error_prefix: str
+    non_text: str  # "{kind}"
+    kind_names: dict[str, str]  # NonTextKind -> name in this language
+    dropped: str  # "{number}" (1-based), "{reason}"
+    reason_names: dict[str, str]  # DropReason -> phrase in this language
+    caption_one: str  # "{tool}"
+    caption_many: str  # "{tool}", "{n}"
+    omitted: str
+    not_sent: str
+    display_one: str  # "{items}"
+    display_many: str  # "{n}", "{items}"
+    display_joiner: str
+
+
+_CATALOGS: dict[str, _Catalog] = {
+    "en": _Catalog(
+        image_one="(1 image)",
+        image_many="({n} images)",
+        empty_result="(empty result)",
+        tool_error_prefix="Tool returned an error:",
+        non_text="(non-text content was returned ({kind}); it cannot be carried on this path)",
+        kind_names={"audio": "audio", "resource": "embedded resource"},
+        dropped="(image {number} was not sent: {reason})",
+        reason_names={
+            "unreadable": "it could not be read",
+            "unsupported_format": "its format is not supported",
+            "too_large": "it is too large",
+            "too_many": f"a tool result carries at most {MAX_IMAGES_PER_RESULT} images",
+        },
+        caption_one="(1 image from the result of {tool})",
+        caption_many="({n} images from the result of {tool})",
+        omitted="(images from earlier rounds were omitted)",
+        not_sent="(images could not be sent to this model)",
+        display_one="(1 image: {items})",
+        display_many="({n} images: {items})",
+        display_joiner=", ",
+    ),
+    "ja": _Catalog(
+        image_one="（画像 1 枚）",
+        image_many="（画像 {n} 枚）",
+        empty_result="（空の結果）",
+        tool_error_prefix="ツールはエラーを返しました:",
+        non_text="（テキスト以外の内容（{kind}）が返されました。この経路では扱えません）",
+        kind_names={"audio": "音声", "resource": "埋め込みリソース"},
+        dropped="（{number} 枚目の画像は送りませんでした: {reason}）",
+        reason_names={
+            "unreadable": "読み取れません",
+            "unsupported_format": "対応していない形式です",
+            "too_large": "大きすぎます",
+            "too_many": f"1 つの結果で送れる画像は {MAX_IMAGES_PER_RESULT} 枚までです",
+        },
+        caption_one="（{tool} の結果の画像 1 枚）",
+        caption_many="（{tool} の結果の画像 {n} 枚）",
+        omitted="（前の周の画像は省きました）",
+        not_sent="（画像はこのモデルへ送れませんでした）",
+        display_one="（画像 1 枚: {items}）",
+        display_many="（画像 {n} 枚: {items}）",
+        display_joiner="、",
+    ),
+    "zh": _Catalog(
+        image_one="（1 张图片）",
+        image_many="（{n} 张图片）",
+        empty_result="（空结果）",
+        tool_error_prefix="工具返回了错误：",
+        non_text="（返回了非文本内容（{kind}），此路径无法传递）",
+        kind_names={"audio": "音频", "resource": "嵌入资源"},
+        dropped="（第 {number} 张图片未发送：{reason}）",
+        reason_names={
+            "unreadable": "无法读取",
+            "unsupported_format": "格式不受支持",
+            "too_large": "图片过大",
+            "too_many": f"一个结果最多发送 {MAX_IMAGES_PER_RESULT} 张图片",
+        },
+        caption_one="（{tool} 的结果中的 1 张图片）",
+        caption_many="（{tool} 的结果中的 {n} 张图片）",
+        omitted="（已省略之前轮次的图片）",
+        not_sent="（图片无法发送给此模型）",
+        display_one="（1 张图片：{items}）",
+        display_many="（{n} 张图片：{items}）",
+        display_joiner="、",
+    ),
+}
+
+
+def format_size(size: int) -> str:
+    """Bytes as the display line shows them (see the module docstring for the rounding)."""
+    if size < 0:
+        raise ValueError(f"size must not be negative, got {size}")
+    kilobytes = (size + 512) // 1024
+    if kilobytes < 1024:
+        return f"{max(kilobytes, 1) if size else 0} KB"
+    tenths = (size * 10 + 524_288) // 1_048_576
+    return f"{tenths // 10}.{tenths % 10} MB"
+
+
+@dataclass(frozen=True)
+class Texts:
+    """The engine's sentences in one village language. Obtain it with `texts(language)`."""
+
+    language: Language
+    _catalog: _Catalog
+
+    def image_only(self, n: int) -> str:
+        """Body of a result that returned images and no text."""
+        return self._catalog.image_one if n == 1 else self._catalog.image_many.format(n=n)
+
+    def empty_result(self) -> str:
+        return self._catalog.empty_result
+
+    def tool_error_prefix(self) -> str:
+        return self._catalog.tool_error_prefix
+
+    def non_text_note(self, kind: str) -> str:
+        """Note for an MCP block this path cannot carry: `audio` or `resource` (embedded)."""
+        if kind not in _KINDS:
+            raise ValueError(f"unknown non-text kind {kind!r}; known: {', '.join(_KINDS)}")
+        return self._catalog.non_text.format(kind=self._catalog.kind_names[kind])
+
+    def dropped_note(self, reason: DropReason, index: int) -> str:
+        """Tells the model image `index` (0-based among the result's images) was not sent, and why."""
+        if reason not in _REASONS:
+            raise ValueError(f"unknown drop reason {reason!r}; known: {', '.join(_REASONS)}")
+        if index < 0:
+            raise ValueError(f"index must not be negative, got {index}")
+        phrase = self._catalog.reason_names[reason]
+        return self._catalog.dropped.format(number=index + 1, reason=phrase)
+
+    def carrier_caption(self, tool: str, n: int) -> str:
+        """Text of the extra user message that carries a tool result's images (alternate placement)."""
+        if n == 1:
+            return self._catalog.caption_one.format(tool=tool)
+        return self._catalog.caption_many.format(tool=tool, n=n)
+
+    def omitted_note(self) -> str:
+        return self._catalog.omitted
+
+    def not_sent_note(self) -> str:
+        return self._catalog.not_sent
+
+    def display_line(self, images: Sequence[tuple[str, int]]) -> str:
+        """One line after a tool call's body for a person: format and size of each image sent.
+
+        Returns "" when there are no images, so a result without images shows only its body.
+        """
+        if not images:
+            return ""
+        items = self._catalog.display_joiner.join(
+            f"{fmt} {format_size(size)}" for fmt, size in images
+        )
+        if len(images) == 1:
+            return self._catalog.display_one.format(items=items)
+        return self._catalog.display_many.format(n=len(images), items=items)
+
+
+_TEXTS: dict[str, Texts] = {lang: Texts(lang, cat) for lang, cat in _CATALOGS.items()}  # type: ignore[arg-type]
+
+
+def texts(language: str) -> Texts:
+    """The texts of a village language; an unknown language is a ValueError naming the known ones."""
+    try:
+        return _TEXTS[language]
+    except KeyError:
+        raise ValueError(
+            f"unsupported language {language!r}; supported: {', '.join(SUPPORTED_LANGUAGES)}"
+        ) from None
