@@ -1,0 +1,20 @@
+"""`fuseforks log SOURCE`: print the `fuseforks.log` projection of recorded turns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from fuseforks.cli.sources import load_turns
+from fuseforks.projections import LogState, evolve_log, fold
+
+
+@click.command()
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--turn", "turn_id", default=None, help="Only this turn.")
+def log(source: Path, turn_id: str | None) -> None:
+    """Print the log lines of every turn in SOURCE (a store or a JSON Lines stream)."""
+    for envelopes in load_turns(source, turn_id).values():
+        for text in fold(evolve_log, LogState(), envelopes).lines:
+            click.echo(text)

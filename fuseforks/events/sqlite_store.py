@@ -1,0 +1,165 @@
+"""The SQLite event store: one real file through sqlite-utils, WAL, one transaction per append.
+
+The schema is created explicitly at open and stamped with a store version in `fuseforks_meta`, so a
+file from a newer fuseforks, a file of someone else's, or a file that is not SQLite at all is refused
+with a message naming it — and never written to. Events are stored as their JSON body beside the
+columns a person or a view needs (`turn_id`, `seq`, `kind`, `version`, `at`); there are no pixels to
+store, because no event can hold any.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import sqlite_utils
+
+from fuseforks.errors import ConcurrencyError, CorruptStoreError, NewerSchemaError, StoreError
+from fuseforks.events.codec import Envelope, decode_event, encode_event
+from fuseforks.events.privacy import PixelLeakError, find_pixel_leak
+from fuseforks.events.store import TurnInfo, check_continuation
+
+STORE_VERSION = 1
+"""Version of the table layout (not of the events, which carry their own version)."""
+
+_META = "fuseforks_meta"
+_EVENTS = "events"
+
+
+class SqliteStore:
+    """A fuseforks event store in one SQLite file. Safe to share between threads of one process."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        try:
+            connection = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+        except sqlite3.Error as error:
+            raise StoreError(f"{self.path}: cannot open the store ({error})") from error
+        self.db = sqlite_utils.Database(connection, execute_plugins=False)
+        try:
+            self._open()
+        except BaseException:
+            connection.close()
+            raise
+
+    # --- opening --------------------------------------------------------------------------------
+
+    def _open(self) -> None:
+        with self._translate("open"):
+            tables = set(self.db.table_names())
+            if not tables:
+                self._create()
+                return
+            if _META not in tables:
+                raise CorruptStoreError(
+                    f"{self.path}: an SQLite database, but not a fuseforks store "
+                    f"(it has tables {sorted(tables)} and no {_META}); nothing was changed"
+                )
+            row = self.db.execute(
+                f"SELECT value FROM {_META} WHERE key = 'store_version'"
+            ).fetchone()
+            version = int(row[0]) if row else 0
+            if version > STORE_VERSION:
+                raise NewerSchemaError(
+                    f"{self.path}: store version {version} was written by a newer fuseforks "
+                    f"(this one reads up to {STORE_VERSION}); nothing was changed"
+                )
+            if version < 1 or _EVENTS not in tables:
+                raise CorruptStoreError(f"{self.path}: incomplete fuseforks store (no events table)")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+
+    def _create(self) -> None:
+        self.db.enable_wal()
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        with self.db.atomic():
+            self.db[_META].create(  # type: ignore[union-attr]
+                {"key": str, "value": str}, pk="key", not_null={"value"}, strict=True
+            )
+            self.db[_EVENTS].create(  # type: ignore[union-attr]
+                {"turn_id": str, "seq": int, "kind": str, "version": int, "at": str, "body": str},
+                pk=("turn_id", "seq"),
+                not_null={"kind", "version", "at", "body"},
+                strict=True,
+            )
+            self.db.execute(
+                f"INSERT INTO {_META}(key, value) VALUES ('store_version', ?)", [str(STORE_VERSION)]
+            )
+            self.db.execute(f"CREATE INDEX events_kind ON {_EVENTS}(kind)")
+
+    @contextmanager
+    def _translate(self, doing: str) -> Iterator[None]:
+        """Turn sqlite3's errors into the project's own, naming the file."""
+        try:
+            yield
+        except sqlite3.IntegrityError as error:
+            raise ConcurrencyError(f"{self.path}: {doing}: {error}") from error
+        except sqlite3.DatabaseError as error:
+            message = str(error)
+            if "not a database" in message or "malformed" in message:
+                raise CorruptStoreError(
+                    f"{self.path}: not a readable SQLite database ({message}); nothing was changed"
+                ) from error
+            raise StoreError(f"{self.path}: {doing} failed: {message}") from error
+
+    # --- the EventStore interface ---------------------------------------------------------------
+
+    def append(self, envelopes: Sequence[Envelope]) -> None:
+        rows = []
+        for e in envelopes:
+            body = encode_event(e.event)
+            leak = find_pixel_leak(body)
+            if leak is not None:
+                raise PixelLeakError(f"{self.path}: refusing to store {e.kind} #{e.seq}: it holds {leak}")
+            rows.append((e.turn_id, e.seq, e.kind, e.version, e.at, body.decode()))
+        with self._lock, self._translate("append"), self.db.atomic():
+            turn_id = envelopes[0].turn_id if envelopes else ""
+            check_continuation(envelopes, self._last_seq(turn_id))
+            self.db.conn.executemany(
+                f"INSERT INTO {_EVENTS}(turn_id, seq, kind, version, at, body) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+
+    def read(self, turn_id: str, after: int = 0) -> list[Envelope]:
+        with self._lock, self._translate("read"):
+            rows = self.db.execute(
+                f"SELECT seq, version, at, body FROM {_EVENTS} "
+                "WHERE turn_id = ? AND seq > ? ORDER BY seq",
+                [turn_id, after],
+            ).fetchall()
+        return [
+            Envelope(turn_id=turn_id, seq=seq, at=at, event=decode_event(body, version))
+            for seq, version, at, body in rows
+        ]
+
+    def last_seq(self, turn_id: str) -> int:
+        with self._lock, self._translate("read"):
+            return self._last_seq(turn_id)
+
+    def _last_seq(self, turn_id: str) -> int:
+        row = self.db.execute(
+            f"SELECT max(seq) FROM {_EVENTS} WHERE turn_id = ?", [turn_id]
+        ).fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def turns(self) -> list[TurnInfo]:
+        with self._lock, self._translate("list turns"):
+            rows = self.db.execute(
+                f"SELECT turn_id, count(*), min(at), max(at) FROM {_EVENTS} "
+                "GROUP BY turn_id ORDER BY min(at), turn_id"
+            ).fetchall()
+        return [TurnInfo(turn_id=t, events=n, first_at=a, last_at=b) for t, n, a, b in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self.db.close()
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

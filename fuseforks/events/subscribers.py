@@ -1,0 +1,53 @@
+"""Subscribers that ship with the engine: the store writer and the log writer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+
+from fuseforks.events.bus import Batch
+from fuseforks.events.store import EventStore
+from fuseforks.projections.log import LogState, evolve_log
+
+
+class StoreWriter:
+    """Appends each batch (one round) to the store as one transaction, off the event loop."""
+
+    name = "store"
+
+    def __init__(self, store: EventStore) -> None:
+        self.store = store
+
+    async def handle(self, batch: Batch) -> None:
+        await anyio.to_thread.run_sync(self.store.append, list(batch))
+
+
+class LogWriter:
+    """Folds the log projection per turn and writes each new line as it appears."""
+
+    name = "log"
+
+    def __init__(self, sink: Callable[[str], None]) -> None:
+        self.sink = sink
+        self._states: dict[str, LogState] = {}
+
+    @classmethod
+    def to_file(cls, path: str | Path) -> LogWriter:
+        handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the writer
+
+        def write(line: str) -> None:
+            handle.write(line + "\n")
+            handle.flush()
+
+        return cls(write)
+
+    async def handle(self, batch: Batch) -> None:
+        for envelope in batch:
+            state = self._states.get(envelope.turn_id, LogState())
+            before = len(state.lines)
+            state = evolve_log(state, envelope.event)
+            for line in state.lines[before:]:
+                self.sink(line)
+            self._states[envelope.turn_id] = state

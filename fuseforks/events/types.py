@@ -1,0 +1,248 @@
+"""The typed vocabulary of a turn.
+
+Events are the truth: every projection (message list, RepeatGuard, `fuseforks.log`, audit rows) is
+a fold over them, and replay re-feeds them. So they record the results of every side effect (model
+responses, tool outputs, normalization decisions) — but never pixels. No field of any event can hold
+bytes (JSON payloads such as tool arguments are carried as JSON *text*), image identities are SHA-256
+digests constrained to 64 lowercase hex characters, and `fuseforks.events.privacy` refuses to seal an
+event whose text holds a base64 run or an image signature.
+
+Schema evolution follows msgspec's rules: new fields get defaults, an existing field's type never
+changes; anything else goes through an upcaster (`fuseforks.events.codec`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+Digest = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{64}$")]
+"""SHA-256 of the bytes sent to a provider. The only way an event refers to an image."""
+
+Placement = Literal["native", "alternate"]
+DropReason = Literal["unreadable", "unsupported_format", "too_large", "too_many"]
+ImagePath = Literal["pass_through", "re_encoded"]
+RequestPurpose = Literal["round", "resend", "summary"]
+FallbackOutcome = Literal["ok", "failed"]
+StopReason = Literal["-", "tool_limit", "repeat", "error", "aborted"]
+
+
+class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag=True):
+    """Base of every event; the `kind` tag is the class name."""
+
+
+# --- value objects carried inside events -------------------------------------------------------
+
+
+class ToolSpecRecord(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    description: str = ""
+    input_schema: str = "{}"
+    """JSON text of the tool's input schema."""
+
+
+class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True):
+    call_id: str
+    name: str
+    arguments: str = "{}"
+    """Canonical JSON text (sorted keys) of the arguments — also the RepeatGuard's identity."""
+
+
+class Usage(msgspec.Struct, frozen=True, kw_only=True):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+class ImageMeta(msgspec.Struct, frozen=True, kw_only=True):
+    """What normalization decided for one kept image — everything but the pixels."""
+
+    digest: Digest
+    source_format: str
+    media_type: str
+    path: ImagePath
+    width: int
+    height: int
+    size: int
+    source_size: int
+
+
+class ImageDrop(msgspec.Struct, frozen=True, kw_only=True):
+    index: int
+    reason: DropReason
+    source_format: str | None = None
+    detail: str = ""
+
+
+class ImageDelivery(msgspec.Struct, frozen=True, kw_only=True):
+    """One tool image carried by one request, and where the adapter placed it."""
+
+    digest: Digest
+    call_id: str
+    placement: Placement
+
+
+# --- the turn ----------------------------------------------------------------------------------
+
+
+class TurnStarted(Event, frozen=True, kw_only=True):
+    agent: str
+    wire: str
+    model: str
+    endpoint_host: str
+    language: str
+    request: str
+    system: str = ""
+    tools: list[ToolSpecRecord] = msgspec.field(default_factory=list)
+    max_rounds: int = 8
+
+
+class RoundStarted(Event, frozen=True, kw_only=True):
+    round: int
+
+
+class RequestSent(Event, frozen=True, kw_only=True):
+    round: int
+    purpose: RequestPurpose = "round"
+    wire: str
+    model: str
+    endpoint_host: str
+    message_count: int
+    images: list[ImageDelivery] = msgspec.field(default_factory=list)
+
+
+class ResponseReceived(Event, frozen=True, kw_only=True):
+    round: int
+    text: str = ""
+    tool_calls: list[ToolCallRecord] = msgspec.field(default_factory=list)
+    usage: Usage = msgspec.field(default_factory=Usage)
+    stop_reason: str = ""
+
+
+class LlmRetried(Event, frozen=True, kw_only=True):
+    round: int
+    attempt: int
+    status: int | None = None
+    error_class: str
+    delay_ms: int
+
+
+class LlmRetryStopped(Event, frozen=True, kw_only=True):
+    round: int
+    attempt: int
+    status: int | None = None
+    error_class: str
+    code: str = ""
+
+
+class AttachmentFallback(Event, frozen=True, kw_only=True):
+    """openai-compat: a 400 to a request with WebP images was retried once with JPEG."""
+
+    round: int
+    model: str
+    converted: int
+
+
+class ToolCalled(Event, frozen=True, kw_only=True):
+    round: int
+    call_id: str
+    server: str = ""
+    name: str
+    arguments: str = "{}"
+
+
+class ImagesNormalized(Event, frozen=True, kw_only=True):
+    round: int
+    call_id: str
+    images: list[ImageMeta]
+
+
+class ImagesDropped(Event, frozen=True, kw_only=True):
+    round: int
+    call_id: str
+    name: str
+    drops: list[ImageDrop]
+
+
+class ToolResultRecorded(Event, frozen=True, kw_only=True):
+    """The tool output as the model reads it: body text plus the digests of its images."""
+
+    round: int
+    call_id: str
+    name: str
+    ok: bool
+    body: str
+    image_digests: list[Digest] = msgspec.field(default_factory=list)
+    attached: bool = True
+    fault: str | None = None
+
+
+class ImagesCapped(Event, frozen=True, kw_only=True):
+    round: int
+    removed: int
+    kept: int
+    removed_digests: list[Digest] = msgspec.field(default_factory=list)
+
+
+class WireRejected400(Event, frozen=True, kw_only=True):
+    round: int
+    purpose: RequestPurpose = "round"
+    status: int = 400
+    error_type: str = ""
+    code: str = ""
+    message: str = ""
+    images_rejected: bool = False
+
+
+class ImagesStripped(Event, frozen=True, kw_only=True):
+    round: int
+    model: str
+    removed: int
+    digests: list[Digest] = msgspec.field(default_factory=list)
+
+
+class FallbackSettled(Event, frozen=True, kw_only=True):
+    """The single resend after `ImagesStripped` came back: ok, or failed."""
+
+    round: int
+    model: str
+    removed: int
+    outcome: FallbackOutcome
+
+
+class RepeatDetected(Event, frozen=True, kw_only=True):
+    round: int
+    name: str
+    count: int
+
+
+class TurnEnded(Event, frozen=True, kw_only=True):
+    rounds: int
+    stop: StopReason = "-"
+    answer: str = ""
+    error: str = ""
+
+
+TurnEvent = (
+    TurnStarted
+    | RoundStarted
+    | RequestSent
+    | ResponseReceived
+    | LlmRetried
+    | LlmRetryStopped
+    | AttachmentFallback
+    | ToolCalled
+    | ImagesNormalized
+    | ImagesDropped
+    | ToolResultRecorded
+    | ImagesCapped
+    | WireRejected400
+    | ImagesStripped
+    | FallbackSettled
+    | RepeatDetected
+    | TurnEnded
+)
+
+EVENT_TYPES: tuple[type[Event], ...] = TurnEvent.__args__  # type: ignore[attr-defined]
