@@ -1,0 +1,7 @@
+"""fuseforks: an event-sourced turn engine for LLM agents that call MCP tools."""
+
+from fuseforks.engine.images import normalize_image
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__", "normalize_image"]

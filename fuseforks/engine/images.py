@@ -1,0 +1,220 @@
+"""Tool-result image normalization (SPEC §4): what the model will get for each MCP image block.
+
+Pure and synchronous at its core (`normalize_image`), with a per-result step that keeps at most four
+images in order, and an async variant that runs the per-image work in worker threads (Pillow and
+hashlib release the GIL) so a result with four large images does not block the event loop.
+
+The decision, cheapest checks first, so hostile input is rejected before it costs anything:
+1. size of the input (base64 length tells the decoded size) against a 64 MiB cap -> `too_large`;
+2. base64 decode, strict -> `unreadable` when broken;
+3. format from the magic number, never from mimeType -> `unreadable` / `unsupported_format`;
+4. the header's declared edge against 16,384 px -> `too_large` without decoding;
+5. JPEG or still WebP within 1568 px and 2 MiB, and whole -> the same bytes (`pass_through`);
+6. otherwise decode and re-encode to JPEG q85 (`re_encoded`), `too_large` if still over 2 MiB.
+"""
+
+from __future__ import annotations
+
+import binascii
+import hashlib
+import math
+from collections.abc import Sequence
+
+import anyio
+import anyio.to_thread
+from PIL import Image
+
+from fuseforks.engine.image_types import (
+    DECODE_MAX_EDGE_PX,
+    INPUT_MAX_BYTES,
+    MAX_BYTES,
+    MAX_EDGE_PX,
+    MAX_IMAGES_PER_RESULT,
+    DroppedImage,
+    DropReason,
+    NormalizedImage,
+    ResultImages,
+)
+from fuseforks.engine.images_encode import reencode
+from fuseforks.engine.images_probe import ProbeError, probe, sniff_format
+
+CARRIED_FORMATS = frozenset({"JPEG", "PNG", "WEBP"})
+_MEDIA_TYPES = {"JPEG": "image/jpeg", "WEBP": "image/webp"}
+_WHITESPACE = b" \t\r\n\v\f"
+
+ImageBlock = str | bytes
+Outcome = NormalizedImage | DroppedImage
+
+
+def normalize_image(data: str | bytes) -> NormalizedImage | DroppedImage:
+    """Decide what the model gets for one MCP image block (base64 text, or raw bytes).
+
+    Never raises for any input: every failure is a `DroppedImage` with a reason and a short detail
+    that never contains the image's bytes.
+    """
+    return _normalize(data, 0)
+
+
+def normalize_result_images(blocks: Sequence[ImageBlock]) -> ResultImages:
+    """The images of one tool result: up to four kept in order, later ones `too_many`.
+
+    An image dropped for another reason does not use up one of the four places, so the next block
+    is tried; once four are kept, the rest are dropped without being decoded.
+    """
+    outcomes: dict[int, Outcome] = {}
+    kept = 0
+    for index, block in enumerate(blocks):
+        if kept >= MAX_IMAGES_PER_RESULT:
+            outcomes[index] = _too_many(block, index)
+            continue
+        outcome = _normalize(block, index)
+        outcomes[index] = outcome
+        kept += isinstance(outcome, NormalizedImage)
+    return _collect(outcomes, len(blocks))
+
+
+async def normalize_result_images_async(blocks: Sequence[ImageBlock]) -> ResultImages:
+    """`normalize_result_images` with the per-image work in worker threads, concurrently.
+
+    Runs in waves: as many blocks as there are free places among the four are normalized at
+    once; a wave that drops some opens places for the next blocks. The result is the same as the
+    synchronous version for every input, whatever order the threads finish in.
+    """
+    outcomes: dict[int, Outcome] = {}
+    kept = 0
+    cursor = 0
+    while cursor < len(blocks) and kept < MAX_IMAGES_PER_RESULT:
+        wave = range(cursor, min(len(blocks), cursor + MAX_IMAGES_PER_RESULT - kept))
+        results: dict[int, Outcome] = {}
+
+        async def run(index: int) -> None:
+            results[index] = await anyio.to_thread.run_sync(_normalize, blocks[index], index)
+
+        async with anyio.create_task_group() as group:
+            for index in wave:
+                group.start_soon(run, index)
+        outcomes.update(results)
+        kept += sum(isinstance(results[i], NormalizedImage) for i in wave)
+        cursor = wave.stop
+    for index in range(cursor, len(blocks)):
+        outcomes[index] = _too_many(blocks[index], index)
+    return _collect(outcomes, len(blocks))
+
+
+def _collect(outcomes: dict[int, Outcome], count: int) -> ResultImages:
+    ordered = [outcomes[i] for i in range(count)]
+    return ResultImages(
+        kept=[o for o in ordered if isinstance(o, NormalizedImage)],
+        dropped=[o for o in ordered if isinstance(o, DroppedImage)],
+    )
+
+
+def _too_many(block: ImageBlock, index: int) -> DroppedImage:
+    """Dropped for its position; the format is sniffed from the first bytes only, for instruments."""
+    head: bytes
+    if isinstance(block, str):
+        try:
+            head = binascii.a2b_base64(block[:24].strip(), strict_mode=True)
+        except (ValueError, binascii.Error):
+            head = b""
+    else:
+        head = bytes(block[:18])
+    detail = f"more than {MAX_IMAGES_PER_RESULT} images in one result"
+    return DroppedImage("too_many", index, sniff_format(head), detail)
+
+
+def _drop(reason: DropReason, index: int, fmt: str | None, detail: str) -> DroppedImage:
+    return DroppedImage(reason=reason, index=index, source_format=fmt, detail=detail)
+
+
+def _decode_base64(text: str) -> bytes:
+    """Strict base64 (RFC 4648 alphabet and padding); line breaks are tolerated, nothing else."""
+    try:
+        return binascii.a2b_base64(text, strict_mode=True)
+    except (binascii.Error, ValueError):
+        compact = text.translate({ord(c): None for c in _WHITESPACE.decode()})
+        if compact == text:
+            raise
+        return binascii.a2b_base64(compact, strict_mode=True)
+
+
+def _normalize(data: ImageBlock, index: int) -> Outcome:
+    try:
+        return _decide(data, index)
+    except Exception as error:  # the contract is "never raises": hostile input ends here
+        name = type(error).__name__
+        return _drop("unreadable", index, None, f"unexpected {name} while reading the image")
+
+
+def _decide(data: ImageBlock, index: int) -> Outcome:
+    if isinstance(data, str):
+        # 4 base64 characters carry 3 bytes: the decoded size is known before decoding.
+        if len(data) // 4 * 3 - data[-2:].count("=") > INPUT_MAX_BYTES:
+            mib = INPUT_MAX_BYTES // (1024 * 1024)
+            return _drop("too_large", index, None, f"base64 input over the {mib} MiB input cap")
+        try:
+            raw = _decode_base64(data)
+        except (binascii.Error, ValueError):
+            return _drop("unreadable", index, None, "broken base64")
+    else:
+        raw = bytes(data)
+    if len(raw) > INPUT_MAX_BYTES:
+        mib = INPUT_MAX_BYTES // (1024 * 1024)
+        return _drop("too_large", index, None, f"input over the {mib} MiB input cap")
+
+    fmt = sniff_format(raw[:32])
+    if fmt is None:
+        return _drop("unreadable", index, None, "bytes of no known image format")
+    if fmt not in CARRIED_FORMATS:
+        return _drop("unsupported_format", index, fmt, f"{fmt} is not carried")
+    try:
+        header = probe(raw, fmt)
+    except ProbeError as error:
+        return _drop("unreadable", index, fmt, str(error))
+    if min(header.width, header.height) < 1:
+        return _drop("unreadable", index, fmt, "declares a zero dimension")
+    if max(header.width, header.height) > DECODE_MAX_EDGE_PX:
+        detail = f"declares {header.width}x{header.height} px, over {DECODE_MAX_EDGE_PX} px"
+        return _drop("too_large", index, fmt, detail)
+
+    if (
+        fmt in _MEDIA_TYPES
+        and not header.animated
+        and header.intact
+        and max(header.width, header.height) <= MAX_EDGE_PX
+        and len(raw) <= MAX_BYTES
+    ):
+        return NormalizedImage(
+            data=raw,
+            media_type=_MEDIA_TYPES[fmt],
+            width=header.width,
+            height=header.height,
+            size=len(raw),
+            digest=hashlib.sha256(raw).hexdigest(),
+            path="pass_through",
+            source_format=fmt,
+            source_size=len(raw),
+        )
+
+    try:
+        jpeg, width, height = reencode(raw, fmt)
+    except Image.DecompressionBombError:
+        return _drop("too_large", index, fmt, "refused by the decompression-bomb guard")
+    except MemoryError:
+        return _drop("too_large", index, fmt, "out of memory while decoding")
+    except Exception as error:
+        return _drop("unreadable", index, fmt, f"cannot decode: {type(error).__name__}")
+    if len(jpeg) > MAX_BYTES:
+        kib = math.ceil(len(jpeg) / 1024)
+        return _drop("too_large", index, fmt, f"re-encoded JPEG is {kib} KiB, over 2 MiB")
+    return NormalizedImage(
+        data=jpeg,
+        media_type="image/jpeg",
+        width=width,
+        height=height,
+        size=len(jpeg),
+        digest=hashlib.sha256(jpeg).hexdigest(),
+        path="re_encoded",
+        source_format=fmt,
+        source_size=len(raw),
+    )

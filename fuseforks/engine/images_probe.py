@@ -1,0 +1,220 @@
+"""Read what an image declares from its header, without decoding a pixel.
+
+The normalizer decides pass-through and the decompression-bomb guard from this alone, so it must be
+cheap (a walk over segment/chunk headers) and it must never trust a length it has not bounded.
+It also answers "is this file whole?" for the two formats that may pass through byte for byte,
+because a truncated JPEG or WebP sent as is would reach the model as a broken picture.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+
+# Magic numbers of formats we recognize but do not carry, checked after the carried ones.
+_UNSUPPORTED_MAGIC: tuple[tuple[bytes, int, str], ...] = (
+    (b"GIF87a", 0, "GIF"),
+    (b"GIF89a", 0, "GIF"),
+    (b"BM", 0, "BMP"),
+    (b"II*\x00", 0, "TIFF"),
+    (b"MM\x00*", 0, "TIFF"),
+    (b"II+\x00", 0, "TIFF"),  # BigTIFF
+    (b"MM\x00+", 0, "TIFF"),
+    (b"\x00\x00\x01\x00", 0, "ICO"),
+    (b"\x00\x00\x02\x00", 0, "CUR"),
+    (b"8BPS", 0, "PSD"),
+    (b"\x00\x00\x00\x0cjP  \r\n\x87\n", 0, "JPEG2000"),
+    (b"\xff\x4f\xff\x51", 0, "JPEG2000"),
+    (b"\xff\x0a", 0, "JXL"),
+    (b"\x00\x00\x00\x0cJXL \r\n\x87\n", 0, "JXL"),
+    (b"qoif", 0, "QOI"),
+    (b"DDS ", 0, "DDS"),
+    (b"icns", 0, "ICNS"),
+    (b"%PDF", 0, "PDF"),
+    (b"<svg", 0, "SVG"),
+    (b"<?xml", 0, "SVG"),
+)
+_HEIF_BRANDS = {b"heic", b"heix", b"hevc", b"heim", b"heis", b"mif1", b"msf1"}
+_AVIF_BRANDS = {b"avif", b"avis"}
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+# JPEG start-of-frame markers: C0..CF except DHT (C4), JPG (C8) and DAC (CC).
+_SOF_MARKERS = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+
+
+class ProbeError(ValueError):
+    """The header is not what its magic number promised (short, inconsistent or malformed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """What the bytes declare: format, dimensions, and the two facts pass-through depends on."""
+
+    format: str  # "JPEG" | "PNG" | "WEBP"
+    width: int
+    height: int
+    animated: bool = False
+    intact: bool = True  # the file ends where its own structure says it ends
+
+
+def sniff_format(head: bytes) -> str | None:
+    """The format named by the first bytes, or None when no known magic number matches."""
+    if head.startswith(b"\xff\xd8\xff"):
+        return "JPEG"
+    if head.startswith(PNG_SIGNATURE):
+        return "PNG"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "WEBP"
+    for magic, offset, name in _UNSUPPORTED_MAGIC:
+        if head[offset : offset + len(magic)] == magic:
+            return name
+    if head[4:8] == b"ftyp":
+        brand = head[8:12]
+        if brand in _AVIF_BRANDS:
+            return "AVIF"
+        if brand in _HEIF_BRANDS:
+            return "HEIF"
+    return None
+
+
+def probe(data: bytes, fmt: str) -> Header:
+    """Dimensions and integrity of a JPEG, PNG or WebP, read from headers only."""
+    if fmt == "JPEG":
+        return _probe_jpeg(data)
+    if fmt == "PNG":
+        return _probe_png(data)
+    if fmt == "WEBP":
+        return _probe_webp(data)
+    raise ProbeError(f"no header reader for {fmt}")
+
+
+def _probe_jpeg(data: bytes) -> Header:
+    """Walk marker segments from SOI to the first SOS; the frame header gives the size.
+
+    Intact means an EOI marker follows the first scan. Entropy-coded data stuffs every 0xFF with
+    0x00, so FF D9 cannot occur inside a scan: a file cut anywhere in its scans has no EOI after
+    the first SOS. Found from the end, this costs nothing for a whole file.
+    """
+    pos = 2
+    size: tuple[int, int] | None = None
+    end = len(data)
+    while True:
+        # Markers may be preceded by any number of 0xFF fill bytes.
+        while pos < end and data[pos] == 0xFF:
+            pos += 1
+        if pos >= end:
+            raise ProbeError("JPEG ends before its first scan")
+        marker = data[pos]
+        pos += 1
+        if marker == 0xD8 or 0xD0 <= marker <= 0xD7 or marker == 0x01:
+            continue  # standalone markers without a length
+        if marker == 0xD9:
+            raise ProbeError("JPEG ends before its first scan")
+        if pos + 2 > end:
+            raise ProbeError("JPEG segment header is cut")
+        (length,) = struct.unpack_from(">H", data, pos)
+        if length < 2 or pos + length > end:
+            raise ProbeError("JPEG segment runs past the end")
+        if marker in _SOF_MARKERS and size is None:
+            if length < 7:
+                raise ProbeError("JPEG frame header is too short")
+            height, width = struct.unpack_from(">HH", data, pos + 3)
+            size = (width, height)
+        if marker == 0xDA:
+            if size is None:
+                raise ProbeError("JPEG scan before any frame header")
+            scan_start = pos + length
+            intact = data.rfind(b"\xff\xd9", scan_start) >= 0
+            return Header("JPEG", size[0], size[1], intact=intact)
+        pos += length
+
+
+def png_chunks(data: bytes) -> list[tuple[bytes, int, int, bool]]:
+    """(type, data offset, data length, crc ok) of each whole chunk, stopping after IEND.
+
+    A chunk cut by the end of the file is not listed; `png_is_intact` tells whether that happened.
+    """
+    chunks: list[tuple[bytes, int, int, bool]] = []
+    pos = len(PNG_SIGNATURE)
+    end = len(data)
+    while pos + 12 <= end:
+        length, ctype = struct.unpack_from(">I4s", data, pos)
+        start = pos + 8
+        if length > end - start - 4:
+            break
+        (crc,) = struct.unpack_from(">I", data, start + length)
+        ok = zlib.crc32(data[pos + 4 : start + length]) == crc
+        chunks.append((ctype, start, length, ok))
+        pos = start + length + 4
+        if ctype == b"IEND":
+            break
+    return chunks
+
+
+def _probe_png(data: bytes) -> Header:
+    """IHDR gives the size (it must be the first chunk); acTL marks an animated PNG."""
+    if len(data) < 33:
+        raise ProbeError("PNG is shorter than its header")
+    length, ctype = struct.unpack_from(">I4s", data, 8)
+    if ctype != b"IHDR" or length != 13:
+        raise ProbeError("PNG does not start with IHDR")
+    width, height = struct.unpack_from(">II", data, 16)
+    return Header("PNG", width, height)
+
+
+def _probe_webp(data: bytes) -> Header:
+    """Size from the VP8 / VP8L bitstream header or the VP8X canvas; VP8X flags animation.
+
+    Intact means the RIFF length matches the file and every chunk fits inside it.
+    """
+    end = len(data)
+    if end < 20:
+        raise ProbeError("WebP is shorter than its first chunk header")
+    (riff_size,) = struct.unpack_from("<I", data, 4)
+    intact = riff_size + 8 <= end
+    limit = min(end, riff_size + 8)
+    pos = 12
+    canvas: tuple[int, int] | None = None
+    animated = False
+    bitstream: tuple[int, int] | None = None
+    while pos + 8 <= limit:
+        ctype, length = struct.unpack_from("<4sI", data, pos)
+        body = pos + 8
+        if body + length > limit:
+            intact = False
+            if ctype not in (b"VP8 ", b"VP8L", b"VP8X") or body + 10 > end:
+                break
+        if ctype == b"VP8X":
+            if body + 10 > end:
+                raise ProbeError("WebP VP8X chunk is cut")
+            flags = data[body]
+            animated = bool(flags & 0x02)
+            w = int.from_bytes(data[body + 4 : body + 7], "little") + 1
+            h = int.from_bytes(data[body + 7 : body + 10], "little") + 1
+            canvas = (w, h)
+        elif ctype == b"VP8 " and bitstream is None:
+            if body + 10 > end or data[body + 3 : body + 6] != b"\x9d\x01\x2a":
+                raise ProbeError("WebP VP8 frame header is malformed")
+            w, h = struct.unpack_from("<HH", data, body + 6)
+            bitstream = (w & 0x3FFF, h & 0x3FFF)
+        elif ctype == b"VP8L" and bitstream is None:
+            if body + 5 > end or data[body] != 0x2F:
+                raise ProbeError("WebP VP8L header is malformed")
+            bits = int.from_bytes(data[body + 1 : body + 5], "little")
+            bitstream = ((bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1)
+        pos = body + length + (length & 1)
+        if not intact:
+            break
+    if canvas is not None:
+        if animated:
+            return Header("WEBP", canvas[0], canvas[1], animated=True, intact=intact)
+        if bitstream is None:
+            raise ProbeError("still WebP without an image bitstream")
+        if bitstream != canvas:
+            raise ProbeError("WebP canvas and bitstream sizes disagree")
+        return Header("WEBP", canvas[0], canvas[1], intact=intact)
+    if bitstream is None:
+        raise ProbeError("WebP without an image bitstream")
+    return Header("WEBP", bitstream[0], bitstream[1], intact=intact)
