@@ -1,0 +1,90 @@
+"""What every wire adapter shares: the endpoint, the encoded HTTP request, the JSON codec."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import msgspec
+
+from fuseforks.wires.canonical import ChatRequest, ChatResponse
+from fuseforks.wires.errors import WireError, WireGarbage
+
+if TYPE_CHECKING:
+    from fuseforks.engine.vault import ImageVault
+
+# Built once (msgspec perf tips). Key order in the dicts adapters build is the order on the wire.
+JSON = msgspec.json.Encoder()
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where a wire sends: base URL (overridable) and API key (never printed: `repr=False`)."""
+
+    base_url: str
+    api_key: str = field(default="", repr=False)
+
+    def url(self, path: str) -> str:
+        return self.base_url.rstrip("/") + path
+
+
+@dataclass(frozen=True, slots=True)
+class HttpRequest:
+    """An encoded provider call. Headers hold the key and the body may hold images: neither is
+    part of `repr`."""
+
+    url: str
+    headers: dict[str, str] = field(repr=False)
+    body: bytes = field(repr=False)
+
+
+Encode = Callable[[ChatRequest, "ImageVault", Endpoint], HttpRequest]
+Decode = Callable[[bytes], ChatResponse]
+Classify = Callable[[int, bytes], WireError]
+
+
+@dataclass(frozen=True, slots=True)
+class Wire:
+    """One provider request format, as the client and the registry see it."""
+
+    name: str
+    encode: Encode
+    decode: Decode
+    classify: Classify
+    default_base_url: str
+    key_envs: tuple[str, ...]
+
+
+T = TypeVar("T")
+
+
+def decode_json(wire: str, body: bytes, shape: type[T]) -> T:
+    """Decode a 2xx body into `shape`, turning any mismatch into `WireGarbage`."""
+    try:
+        return msgspec.json.decode(body, type=shape)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise WireGarbage(
+            wire=wire, status=None, error_class="garbage",
+            message=f"response body is not a {wire} response ({exc}); {len(body)} bytes",
+        ) from None
+
+
+def tool_arguments(wire: str, raw: str) -> dict[str, Any]:
+    """Tool-call arguments sent as a JSON string (OpenAI shapes) → dict."""
+    if not raw.strip():
+        return {}
+    try:
+        value = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise WireGarbage(
+            wire=wire, status=None, error_class="garbage",
+            message="tool call arguments are not a JSON object",
+        )
+    return value
+
+
+def arguments_json(arguments: dict[str, Any]) -> str:
+    return JSON.encode(arguments).decode()

@@ -1,0 +1,111 @@
+"""The canonical request and response every wire adapter maps from and to.
+
+The turn layer builds these; adapters only place what they are given. Images travel as references
+(`ImageRef`) so a request can be rebuilt on every round without copying pixels: the bytes live in
+the turn's `ImageVault` and are looked up by digest at encode time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class ImageRef(msgspec.Struct, frozen=True, kw_only=True):
+    """An image held by the turn's vault: SHA-256 hex digest of the bytes that will be sent."""
+
+    digest: str
+    media_type: str
+    size: int
+
+
+class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
+    """One function call the model asked for.
+
+    `signature` carries Gemini's opaque `thoughtSignature`, which must be echoed on the
+    `functionCall` part of the next request; other wires leave it empty.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = msgspec.field(default_factory=dict)
+    signature: str | None = None
+
+
+class SystemMessage(msgspec.Struct, frozen=True, kw_only=True, tag="system", tag_field="role"):
+    text: str
+
+
+class UserMessage(msgspec.Struct, frozen=True, kw_only=True, tag="user", tag_field="role"):
+    text: str
+
+
+class AssistantMessage(msgspec.Struct, frozen=True, kw_only=True, tag="assistant", tag_field="role"):
+    text: str = ""
+    tool_calls: list[ToolCall] = msgspec.field(default_factory=list)
+
+
+class ToolResultMessage(msgspec.Struct, frozen=True, kw_only=True, tag="tool", tag_field="role"):
+    """The output of one tool call.
+
+    `caption` is the carrier caption written by the turn layer in the village language; only the
+    wires that use the alternate placement (openai-compat) put it anywhere.
+    """
+
+    tool_call_id: str
+    name: str
+    text: str
+    images: list[ImageRef] = msgspec.field(default_factory=list)
+    caption: str | None = None
+    is_error: bool = False
+
+
+Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
+
+
+class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+class ChatRequest(msgspec.Struct, frozen=True, kw_only=True):
+    model: str
+    messages: list[Message]
+    tools: list[ToolSpec] = msgspec.field(default_factory=list)
+    system: str | None = None
+    max_tokens: int = 4096
+    temperature: float | None = None
+
+
+class Usage(msgspec.Struct, frozen=True, kw_only=True):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+class ChatResponse(msgspec.Struct, frozen=True, kw_only=True):
+    """What a provider answered, mapped to one shape.
+
+    `stop_reason` is normalized: "end_turn", "tool_use", "max_tokens", "content_filter", or the
+    provider's own word when it is none of those.
+    """
+
+    text: str
+    tool_calls: list[ToolCall]
+    usage: Usage
+    stop_reason: str
+    raw_model: str
+
+
+def system_texts(request: ChatRequest) -> list[str]:
+    """Every system text of a request in order: the `system` field first, then system messages."""
+    texts = [request.system] if request.system else []
+    texts.extend(m.text for m in request.messages if isinstance(m, SystemMessage))
+    return texts
+
+
+def has_images(request: ChatRequest) -> bool:
+    return any(isinstance(m, ToolResultMessage) and m.images for m in request.messages)

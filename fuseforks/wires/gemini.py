@@ -1,0 +1,178 @@
+"""Gemini native (`POST {base}/models/{model}:generateContent`).
+
+Placement: native. A tool result with images gets `functionResponse.parts` = one `inlineData`
+part per image (`mimeType`, `data`; no `displayName`, no `$ref` in the response); without images
+`parts` is omitted entirely, so the encoding is the text-only one. Consecutive tool results share
+one user content, matching the model's parallel calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any, assert_never
+from urllib.parse import quote
+
+import msgspec
+
+from fuseforks.wires.base import JSON, Endpoint, HttpRequest, decode_json
+from fuseforks.wires.canonical import (
+    AssistantMessage, ChatRequest, ChatResponse, Message, SystemMessage, ToolCall,
+    ToolResultMessage, Usage, UserMessage, system_texts,
+)
+from fuseforks.wires.errors import WireError, classify_status
+
+if TYPE_CHECKING:
+    from fuseforks.engine.vault import ImageVault
+
+NAME = "gemini"
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
+KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+# Gemini often returns calls without ids; we mint these so the engine can pair results, and
+# never send them back (the API pairs by order and name).
+SYNTHETIC_ID_PREFIX = "gemini-call-"
+
+
+def function_response(message: ToolResultMessage, vault: ImageVault) -> dict[str, Any]:
+    response: dict[str, Any] = {}
+    if not message.tool_call_id.startswith(SYNTHETIC_ID_PREFIX):
+        response["id"] = message.tool_call_id
+    response["name"] = message.name
+    response["response"] = {"error" if message.is_error else "output": message.text}
+    if message.images:
+        response["parts"] = [
+            {"inlineData": {"mimeType": i.media_type, "data": vault.json_base64(i.digest)}}
+            for i in message.images
+        ]
+    return {"functionResponse": response}
+
+
+def _call_part(call: ToolCall) -> dict[str, Any]:
+    function_call: dict[str, Any] = {"name": call.name, "args": call.arguments}
+    if not call.id.startswith(SYNTHETIC_ID_PREFIX):
+        function_call["id"] = call.id
+    part: dict[str, Any] = {"functionCall": function_call}
+    if call.signature:
+        part["thoughtSignature"] = call.signature
+    return part
+
+
+def _contents(messages: list[Message], vault: ImageVault) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] | None = None
+    for message in messages:
+        match message:
+            case ToolResultMessage():
+                if results is None:
+                    results = []
+                    out.append({"role": "user", "parts": results})
+                results.append(function_response(message, vault))
+                continue
+            case SystemMessage():
+                continue  # joined into systemInstruction
+            case UserMessage():
+                out.append({"role": "user", "parts": [{"text": message.text}]})
+            case AssistantMessage():
+                parts: list[dict[str, Any]] = [{"text": message.text}] if message.text else []
+                parts.extend(_call_part(c) for c in message.tool_calls)
+                out.append({"role": "model", "parts": parts})
+            case _:
+                assert_never(message)
+        results = None
+    return out
+
+
+def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpRequest:
+    body: dict[str, Any] = {"contents": _contents(request.messages, vault)}
+    system = "\n\n".join(system_texts(request))
+    if system:
+        body["systemInstruction"] = {"parts": [{"text": system}]}
+    if request.tools:
+        body["tools"] = [
+            {
+                "functionDeclarations": [
+                    {
+                        "name": t.name,
+                        "description": t.description,
+                        "parametersJsonSchema": t.input_schema,
+                    }
+                    for t in request.tools
+                ]
+            }
+        ]
+    config: dict[str, Any] = {"maxOutputTokens": request.max_tokens}
+    if request.temperature is not None:
+        config["temperature"] = request.temperature
+    body["generationConfig"] = config
+    headers = {"content-type": "application/json", "x-goog-api-key": endpoint.api_key}
+    url = endpoint.url(f"/models/{quote(request.model, safe='')}:generateContent")
+    return HttpRequest(url=url, headers=headers, body=JSON.encode(body))
+
+
+class _FunctionCall(msgspec.Struct, frozen=True):
+    name: str
+    args: dict[str, Any] = {}
+    id: str | None = None
+
+
+class _Part(msgspec.Struct, frozen=True, rename="camel"):
+    text: str | None = None
+    thought: bool = False
+    function_call: _FunctionCall | None = None
+    thought_signature: str | None = None
+
+
+class _Content(msgspec.Struct, frozen=True):
+    parts: list[_Part] = []
+
+
+class _Candidate(msgspec.Struct, frozen=True, rename="camel"):
+    content: _Content = _Content()
+    finish_reason: str | None = None
+
+
+class _UsageMetadata(msgspec.Struct, frozen=True, rename="camel"):
+    prompt_token_count: int = 0
+    candidates_token_count: int = 0
+    thoughts_token_count: int = 0
+    cached_content_token_count: int = 0
+
+
+class _Response(msgspec.Struct, frozen=True, rename="camel"):
+    candidates: list[_Candidate] = []
+    usage_metadata: _UsageMetadata = _UsageMetadata()
+    model_version: str = ""
+
+
+_STOPS = {"STOP": "end_turn", "MAX_TOKENS": "max_tokens", "SAFETY": "content_filter",
+          "PROHIBITED_CONTENT": "content_filter", "BLOCKLIST": "content_filter",
+          "RECITATION": "content_filter"}
+
+
+def decode(body: bytes) -> ChatResponse:
+    data = decode_json(NAME, body, _Response)
+    u = data.usage_metadata
+    usage = Usage(
+        input_tokens=u.prompt_token_count,
+        output_tokens=u.candidates_token_count + u.thoughts_token_count,
+        cache_read_tokens=u.cached_content_token_count,
+    )
+    if not data.candidates:  # blocked prompt: no candidate at all
+        return ChatResponse(text="", tool_calls=[], usage=usage, stop_reason="content_filter",
+                            raw_model=data.model_version)
+    candidate = data.candidates[0]
+    calls: list[ToolCall] = []
+    tag = hashlib.sha256(body).hexdigest()[:12]  # deterministic, so a replay mints the same ids
+    for part in candidate.content.parts:
+        if part.function_call is not None:
+            call_id = part.function_call.id or f"{SYNTHETIC_ID_PREFIX}{tag}-{len(calls)}"
+            calls.append(ToolCall(id=call_id, name=part.function_call.name,
+                                  arguments=part.function_call.args,
+                                  signature=part.thought_signature))
+    text = "".join(p.text for p in candidate.content.parts if p.text and not p.thought)
+    stop = _STOPS.get(candidate.finish_reason or "", candidate.finish_reason or "other")
+    return ChatResponse(text=text, tool_calls=calls, usage=usage,
+                        stop_reason="tool_use" if calls else stop, raw_model=data.model_version)
+
+
+def classify(status: int, body: bytes) -> WireError:
+    return classify_status(NAME, status, body, code_from="type")

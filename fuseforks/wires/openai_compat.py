@@ -1,0 +1,169 @@
+"""OpenAI Chat Completions (`POST {base}/chat/completions`), for any compatible base URL.
+
+Placement: alternate. Some compatible endpoints refuse `image_url` inside `role:"tool"` (Gemini's
+answered 400 in the seed's P0), so every tool message carries text only and, after the *run* of
+consecutive tool results, one `role:"user"` carrier holds each result's caption then its images.
+The carrier never splits the run: tool messages must directly follow the assistant's calls.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, assert_never
+
+import msgspec
+
+from fuseforks.wires.base import (
+    JSON, Endpoint, HttpRequest, arguments_json, decode_json, tool_arguments,
+)
+from fuseforks.wires.canonical import (
+    AssistantMessage, ChatRequest, ChatResponse, Message, SystemMessage, ToolCall,
+    ToolResultMessage, Usage, UserMessage,
+)
+from fuseforks.wires.errors import WireError, classify_status
+
+if TYPE_CHECKING:
+    from fuseforks.engine.vault import ImageVault
+
+NAME = "openai-compat"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+KEY_ENVS = ("OPENAI_API_KEY",)
+
+
+def carrier_parts(message: ToolResultMessage, vault: ImageVault) -> list[dict[str, Any]]:
+    """The carrier's parts for one result: its caption (if the turn layer wrote one), then its
+    images as data URLs."""
+    parts: list[dict[str, Any]] = []
+    if message.caption:
+        parts.append({"type": "text", "text": message.caption})
+    parts.extend(
+        {"type": "image_url", "image_url": {"url": vault.json_data_url(i.digest, i.media_type)}}
+        for i in message.images
+    )
+    return parts
+
+
+def _messages(request: ChatRequest, vault: ImageVault) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if request.system:
+        out.append({"role": "system", "content": request.system})
+    carrier: list[dict[str, Any]] = []
+    for message in request.messages:
+        if carrier and not isinstance(message, ToolResultMessage):
+            out.append({"role": "user", "content": carrier})
+            carrier = []
+        match message:
+            case ToolResultMessage():
+                out.append(
+                    {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.text}
+                )
+                if message.images:
+                    carrier.extend(carrier_parts(message, vault))
+            case SystemMessage():
+                out.append({"role": "system", "content": message.text})
+            case UserMessage():
+                out.append({"role": "user", "content": message.text})
+            case AssistantMessage():
+                entry: dict[str, Any] = {"role": "assistant"}
+                if message.tool_calls:
+                    entry["content"] = message.text or None
+                    entry["tool_calls"] = [
+                        {
+                            "id": c.id,
+                            "type": "function",
+                            "function": {"name": c.name, "arguments": arguments_json(c.arguments)},
+                        }
+                        for c in message.tool_calls
+                    ]
+                else:
+                    entry["content"] = message.text
+                out.append(entry)
+            case _:
+                assert_never(message)
+    if carrier:
+        out.append({"role": "user", "content": carrier})
+    return out
+
+
+def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpRequest:
+    body: dict[str, Any] = {"model": request.model, "messages": _messages(request, vault)}
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name, "description": t.description, "parameters": t.input_schema,
+                },
+            }
+            for t in request.tools
+        ]
+    body["max_tokens"] = request.max_tokens
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    headers = {"content-type": "application/json", "authorization": f"Bearer {endpoint.api_key}"}
+    return HttpRequest(url=endpoint.url("/chat/completions"), headers=headers, body=JSON.encode(body))
+
+
+class _Function(msgspec.Struct, frozen=True):
+    name: str
+    arguments: str = ""
+
+
+class _ToolCall(msgspec.Struct, frozen=True):
+    id: str
+    function: _Function
+
+
+class _Message(msgspec.Struct, frozen=True):
+    content: str | None = None
+    tool_calls: list[_ToolCall] | None = None
+
+
+class _Choice(msgspec.Struct, frozen=True):
+    message: _Message
+    finish_reason: str | None = None
+
+
+class _Details(msgspec.Struct, frozen=True):
+    cached_tokens: int | None = None
+
+
+class _Usage(msgspec.Struct, frozen=True):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    prompt_tokens_details: _Details | None = None
+
+
+class _Response(msgspec.Struct, frozen=True):
+    choices: list[_Choice]
+    model: str = ""
+    usage: _Usage = _Usage()
+
+
+_STOPS = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use",
+          "length": "max_tokens", "content_filter": "content_filter"}
+
+
+def decode(body: bytes) -> ChatResponse:
+    data = decode_json(NAME, body, _Response)
+    if not data.choices:
+        return ChatResponse(text="", tool_calls=[], usage=Usage(), stop_reason="other",
+                            raw_model=data.model)
+    choice = data.choices[0]
+    cached = (data.usage.prompt_tokens_details and data.usage.prompt_tokens_details.cached_tokens) or 0
+    return ChatResponse(
+        text=choice.message.content or "",
+        tool_calls=[
+            ToolCall(id=c.id, name=c.function.name, arguments=tool_arguments(NAME, c.function.arguments))
+            for c in choice.message.tool_calls or []
+        ],
+        usage=Usage(
+            input_tokens=data.usage.prompt_tokens, output_tokens=data.usage.completion_tokens,
+            cache_read_tokens=cached,
+        ),
+        stop_reason=_STOPS.get(choice.finish_reason or "", choice.finish_reason or "other"),
+        raw_model=data.model,
+    )
+
+
+def classify(status: int, body: bytes) -> WireError:
+    return classify_status(NAME, status, body)

@@ -1,0 +1,157 @@
+"""The Responses format (`POST {base}/responses`), shared by four wires.
+
+OpenAI, xAI, Meta and Perplexity accept the same request body, so it is encoded once here and the
+four wires differ only in name, base URL and key variable (`registry.py`). Placement: native. A
+tool result with images becomes `function_call_output.output` = `input_text` **then** one
+`input_image` per image; without images `output` stays the plain string.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, assert_never
+
+import msgspec
+
+from fuseforks.wires.base import (
+    JSON, Endpoint, HttpRequest, arguments_json, decode_json, tool_arguments,
+)
+from fuseforks.wires.canonical import (
+    AssistantMessage, ChatRequest, ChatResponse, SystemMessage, ToolCall, ToolResultMessage,
+    Usage, UserMessage, system_texts,
+)
+from fuseforks.wires.errors import WireError, classify_status
+
+if TYPE_CHECKING:
+    from fuseforks.engine.vault import ImageVault
+
+
+def function_call_output(message: ToolResultMessage, vault: ImageVault) -> dict[str, Any]:
+    output: str | list[dict[str, Any]] = message.text
+    if message.images:
+        parts: list[dict[str, Any]] = [{"type": "input_text", "text": message.text}] if message.text else []
+        parts.extend(
+            {"type": "input_image", "image_url": vault.json_data_url(i.digest, i.media_type)}
+            for i in message.images
+        )
+        output = parts
+    return {"type": "function_call_output", "call_id": message.tool_call_id, "output": output}
+
+
+def _input(request: ChatRequest, vault: ImageVault) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for message in request.messages:
+        match message:
+            case ToolResultMessage():
+                items.append(function_call_output(message, vault))
+            case SystemMessage():
+                continue  # joined into `instructions`
+            case UserMessage():
+                items.append({"role": "user", "content": message.text})
+            case AssistantMessage():
+                if message.text:
+                    items.append({"role": "assistant", "content": message.text})
+                items.extend(
+                    {
+                        "type": "function_call",
+                        "call_id": c.id,
+                        "name": c.name,
+                        "arguments": arguments_json(c.arguments),
+                    }
+                    for c in message.tool_calls
+                )
+            case _:
+                assert_never(message)
+    return items
+
+
+def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpRequest:
+    body: dict[str, Any] = {"model": request.model, "input": _input(request, vault)}
+    system = "\n\n".join(system_texts(request))
+    if system:
+        body["instructions"] = system
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.input_schema,
+                "strict": False,
+            }
+            for t in request.tools
+        ]
+    body["max_output_tokens"] = request.max_tokens
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    headers = {"content-type": "application/json", "authorization": f"Bearer {endpoint.api_key}"}
+    return HttpRequest(url=endpoint.url("/responses"), headers=headers, body=JSON.encode(body))
+
+
+class _Content(msgspec.Struct, frozen=True):
+    type: str
+    text: str = ""
+
+
+class _Item(msgspec.Struct, frozen=True):
+    type: str
+    content: list[_Content] = []
+    call_id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+
+class _InputDetails(msgspec.Struct, frozen=True):
+    cached_tokens: int = 0
+
+
+class _Usage(msgspec.Struct, frozen=True):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    input_tokens_details: _InputDetails | None = None
+
+
+class _Incomplete(msgspec.Struct, frozen=True):
+    reason: str = ""
+
+
+class _Response(msgspec.Struct, frozen=True):
+    output: list[_Item]
+    model: str = ""
+    status: str = "completed"
+    incomplete_details: _Incomplete | None = None
+    usage: _Usage | None = None
+
+
+def decode_for(wire: str, body: bytes) -> ChatResponse:
+    data = decode_json(wire, body, _Response)
+    text = "".join(
+        c.text for item in data.output if item.type == "message"
+        for c in item.content if c.type == "output_text"
+    )
+    calls = [
+        ToolCall(id=item.call_id, name=item.name, arguments=tool_arguments(wire, item.arguments))
+        for item in data.output if item.type == "function_call"
+    ]
+    if calls:
+        stop = "tool_use"
+    elif data.status == "incomplete":
+        reason = data.incomplete_details.reason if data.incomplete_details else ""
+        stop = "max_tokens" if reason == "max_output_tokens" else (
+            "content_filter" if reason == "content_filter" else reason or "incomplete")
+    else:
+        stop = "end_turn"
+    usage = data.usage or _Usage()
+    return ChatResponse(
+        text=text,
+        tool_calls=calls,
+        usage=Usage(
+            input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.input_tokens_details.cached_tokens if usage.input_tokens_details else 0,
+        ),
+        stop_reason=stop,
+        raw_model=data.model,
+    )
+
+
+def classify_for(wire: str, status: int, body: bytes) -> WireError:
+    return classify_status(wire, status, body)
