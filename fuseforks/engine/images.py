@@ -150,8 +150,8 @@ def _decide(data: ImageBlock, index: int) -> Outcome:
     if isinstance(data, str):
         # 4 base64 characters carry 3 bytes: the decoded size is known before decoding.
         if len(data) // 4 * 3 - data[-2:].count("=") > INPUT_MAX_BYTES:
-            mib = INPUT_MAX_BYTES // (1024 * 1024)
-            return _drop("too_large", index, None, f"base64 input over the {mib} MiB input cap")
+            detail = f"base64 input over the input cap of {INPUT_MAX_BYTES:,} bytes"
+            return _drop("too_large", index, None, detail)
         try:
             raw = _decode_base64(data)
         except (binascii.Error, ValueError):
@@ -159,8 +159,8 @@ def _decide(data: ImageBlock, index: int) -> Outcome:
     else:
         raw = bytes(data)
     if len(raw) > INPUT_MAX_BYTES:
-        mib = INPUT_MAX_BYTES // (1024 * 1024)
-        return _drop("too_large", index, None, f"input over the {mib} MiB input cap")
+        detail = f"input over the input cap of {INPUT_MAX_BYTES:,} bytes"
+        return _drop("too_large", index, None, detail)
 
     fmt = sniff_format(raw[:32])
     if fmt is None:

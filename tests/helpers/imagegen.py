@@ -1,0 +1,118 @@
+"""Images built in code for the image tests and benchmarks: no binary fixtures in the repository.
+
+Every generator is deterministic (seeded), so sizes and digests are the same on every run.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import struct
+import zlib
+
+from PIL import Image, ImageDraw
+
+_BINARY = bytes(255 if x & 1 else 0 for x in range(256))
+
+
+def encode(im: Image.Image, fmt: str, **params: object) -> bytes:
+    out = io.BytesIO()
+    im.save(out, fmt, **params)
+    return out.getvalue()
+
+
+def photo(width: int, height: int, mode: str = "RGB", seed: int = 0) -> Image.Image:
+    """A photo-like picture: smooth gradients, shapes and mild noise, so codecs behave as on photos."""
+    rnd = random.Random(seed)
+    base = Image.linear_gradient("L").resize((width, height))
+    red = Image.radial_gradient("L").resize((width, height))
+    noise = Image.frombytes("L", (width, height), rnd.randbytes(width * height))
+    blue = Image.blend(base, noise, 0.15)
+    im = Image.merge("RGB", (red, base.transpose(Image.Transpose.ROTATE_180), blue))
+    draw = ImageDraw.Draw(im)
+    for _ in range(12):
+        x, y = rnd.randrange(width), rnd.randrange(height)
+        r = rnd.randrange(max(2, min(width, height) // 8))
+        draw.ellipse((x - r, y - r, x + r, y + r), fill=tuple(rnd.randrange(256) for _ in range(3)))
+    return im.convert(mode) if mode != "RGB" else im
+
+
+def binary_noise(width: int, height: int, seed: int = 0) -> Image.Image:
+    """Every channel of every pixel 0 or 255 at random: about the worst case for JPEG size."""
+    raw = random.Random(seed).randbytes(width * height * 3).translate(_BINARY)
+    return Image.frombytes("RGB", (width, height), raw)
+
+
+def solid(width: int, height: int, colour: tuple[int, ...], mode: str = "RGB") -> Image.Image:
+    return Image.new(mode, (width, height), colour)
+
+
+def jpeg(width: int, height: int, quality: int = 90, seed: int = 0, **params: object) -> bytes:
+    return encode(photo(width, height, seed=seed), "JPEG", quality=quality, **params)
+
+
+def pad_jpeg(data: bytes, size: int) -> bytes:
+    """The same JPEG grown to exactly `size` bytes with COM segments right after SOI."""
+    missing = size - len(data)
+    if missing < 0:
+        raise ValueError(f"JPEG is already {len(data)} bytes, more than {size}")
+    segments = []
+    while missing:
+        if missing < 4:
+            raise ValueError("cannot pad by fewer than 4 bytes; pad the previous segment instead")
+        payload = min(missing - 4, 65_533)
+        if 0 < missing - 4 - payload < 4:
+            payload -= 4
+        segments.append(b"\xff\xfe" + struct.pack(">H", payload + 2) + b"\x00" * payload)
+        missing -= payload + 4
+    return data[:2] + b"".join(segments) + data[2:]
+
+
+def with_jpeg_frame_size(data: bytes, width: int, height: int) -> bytes:
+    """A JPEG whose frame header declares another size (the scan is left as it was)."""
+    pos = 2
+    while True:
+        marker = data[pos + 1]
+        (length,) = struct.unpack_from(">H", data, pos + 2)
+        if 0xC0 <= marker <= 0xC2:
+            frame = pos + 5
+            return data[:frame] + struct.pack(">HH", height, width) + data[frame + 4 :]
+        pos += 2 + length
+
+
+def png_chunk(ctype: bytes, body: bytes) -> bytes:
+    crc = zlib.crc32(ctype + body)
+    return struct.pack(">I", len(body)) + ctype + body + struct.pack(">I", crc)
+
+
+def png_declaring(width: int, height: int) -> bytes:
+    """A tiny PNG whose IHDR declares `width` x `height` (RGB, 8 bit) and whose IDAT is one row."""
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    idat = zlib.compress(b"\x00" + b"\x80" * 3 * min(width, 64))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + png_chunk(b"IHDR", ihdr)
+        + png_chunk(b"IDAT", idat)
+        + png_chunk(b"IEND", b"")
+    )
+
+
+def corrupt_png_chunk_crc(data: bytes, ctype: bytes) -> bytes:
+    """The PNG with the CRC of its first `ctype` chunk inverted."""
+    at = data.index(ctype)
+    (length,) = struct.unpack_from(">I", data, at - 4)
+    crc_at = at + 4 + length
+    return data[:crc_at] + bytes(b ^ 0xFF for b in data[crc_at : crc_at + 4]) + data[crc_at + 4 :]
+
+
+def exif_with_orientation(orientation: int) -> bytes:
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    return exif.tobytes()
+
+
+def animated_webp(width: int, height: int, colours: list[tuple[int, int, int]]) -> bytes:
+    frames = [solid(width, height, c) for c in colours]
+    return encode(
+        frames[0], "WEBP", save_all=True, append_images=frames[1:], duration=100, lossless=True
+    )
