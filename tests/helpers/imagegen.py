@@ -116,3 +116,58 @@ def animated_webp(width: int, height: int, colours: list[tuple[int, int, int]]) 
     return encode(
         frames[0], "WEBP", save_all=True, append_images=frames[1:], duration=100, lossless=True
     )
+
+
+def _s15f16(value: float) -> bytes:
+    return struct.pack(">i", round(value * 65536))
+
+
+def swapped_primaries_icc() -> bytes:
+    """A minimal ICC v2 RGB matrix profile whose red and green colorants are sRGB's green and red.
+
+    Pixels tagged with it mean the opposite of their numbers, so a conversion to sRGB is visible:
+    (255, 0, 0) under this profile is sRGB green.
+    """
+    srgb_d50 = {
+        "r": (0.4361, 0.2225, 0.0139),
+        "g": (0.3851, 0.7169, 0.0971),
+        "b": (0.1431, 0.0606, 0.7141),
+    }
+
+    def xyz(values: tuple[float, float, float]) -> bytes:
+        return b"XYZ \x00\x00\x00\x00" + b"".join(_s15f16(v) for v in values)
+
+    linear = b"curv\x00\x00\x00\x00\x00\x00\x00\x00"  # no entries: identity
+    tags = [
+        (b"wtpt", xyz((0.9642, 1.0, 0.8249))),
+        (b"rXYZ", xyz(srgb_d50["g"])),
+        (b"gXYZ", xyz(srgb_d50["r"])),
+        (b"bXYZ", xyz(srgb_d50["b"])),
+        (b"rTRC", linear),
+        (b"gTRC", linear),
+        (b"bTRC", linear),
+    ]
+    table_size = 4 + 12 * len(tags)
+    offset = 128 + table_size
+    table = struct.pack(">I", len(tags))
+    body = b""
+    for signature, data in tags:
+        table += signature + struct.pack(">II", offset + len(body), len(data))
+        body += data + b"\x00" * (-len(data) % 4)
+    total = 128 + table_size + len(body)
+    header = (
+        struct.pack(">I", total)
+        + b"\x00" * 4
+        + b"\x02\x10\x00\x00"
+        + b"mntrRGB XYZ "
+        + b"\x00" * 12
+        + b"acsp"
+        + b"\x00" * 24
+        + b"\x00\x00\x00\x00"
+        + _s15f16(0.9642)
+        + _s15f16(1.0)
+        + _s15f16(0.8249)
+        + b"\x00" * 48
+    )
+    assert len(header) == 128, len(header)
+    return header + table + body
