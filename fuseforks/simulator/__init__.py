@@ -1,0 +1,28 @@
+"""A local stand-in for the seven providers: strict, scripted, and able to see images."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fuseforks.simulator.brain import IMAGE_IGNORING_MODELS, IMAGE_REFUSING_MODELS, Script
+from fuseforks.simulator.server import WIRE_PREFIXES, Fault, Received, Simulator
+
+__all__ = [
+    "IMAGE_IGNORING_MODELS", "IMAGE_REFUSING_MODELS", "WIRE_PREFIXES", "Fault", "Received",
+    "Script", "Simulator", "run_simulator",
+]
+
+
+@asynccontextmanager
+async def run_simulator(
+    *, script: Script = Script(), record_dir: Path | str | None = None, port: int = 0
+) -> AsyncIterator[Simulator]:
+    """Start a simulator on 127.0.0.1 (a free port by default) for the duration of the block."""
+    simulator = Simulator(script=script, record_dir=record_dir)
+    await simulator.start(port=port)
+    try:
+        yield simulator
+    finally:
+        await simulator.stop()

@@ -1,0 +1,73 @@
+"""The simulated model: a scripted conversation plus the model profiles measured in the seed.
+
+Script: while fewer than `rounds` tool rounds have happened, call the scripted tools (default: the
+first declared tool); after that, answer about the images of the latest tool results. Profiles:
+`perplexity/deepseek-v4-pro-0813` refuses any request carrying an image with a bare 400 (seed P0:
+the model, not the placement, refuses); `gpt-oss-120b` answers 200 and ignores images (seed P0 —
+the case no fallback can detect).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fuseforks.simulator.eyes import answer_about
+
+IMAGE_REFUSING_MODELS = frozenset({"perplexity/deepseek-v4-pro-0813"})
+IMAGE_IGNORING_MODELS = frozenset({"gpt-oss-120b"})
+IGNORING_ANSWER = "I cannot see any image in the tool result."
+NO_TOOLS_ANSWER = "Hello from the fuseforks simulator."
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    """What the simulated model does; shared by every wire of one simulator."""
+
+    call_tools: tuple[str, ...] = ()  # empty: the first declared tool
+    rounds: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """What a provider module read out of a valid request."""
+
+    model: str
+    tools: list[str]
+    tool_rounds_done: int
+    ends_with_tool_results: bool
+    latest_images: list[bytes] = field(default_factory=list)
+    total_images: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CallTools:
+    names: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class RefuseImages:
+    message: str = "invalid request"
+    code: str = "invalid_request"
+
+
+Decision = CallTools | Answer | RefuseImages
+
+
+def decide(conversation: Conversation, script: Script) -> Decision:
+    if conversation.total_images and conversation.model in IMAGE_REFUSING_MODELS:
+        return RefuseImages()
+    if conversation.tools and conversation.tool_rounds_done < script.rounds and (
+        conversation.tool_rounds_done == 0 or conversation.ends_with_tool_results
+    ):
+        names = [n for n in script.call_tools if n in conversation.tools] or conversation.tools[:1]
+        return CallTools(names)
+    if not conversation.ends_with_tool_results:
+        return Answer(NO_TOOLS_ANSWER)
+    if conversation.model in IMAGE_IGNORING_MODELS and conversation.latest_images:
+        return Answer(IGNORING_ANSWER)
+    return Answer(answer_about(conversation.latest_images))

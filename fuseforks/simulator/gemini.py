@@ -1,0 +1,144 @@
+"""Simulated Gemini generateContent endpoint (camelCase JSON, unknown fields refused)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from fuseforks.simulator.brain import Answer, CallTools, Conversation, RefuseImages, Script, decide
+from fuseforks.simulator.media import decode_image
+from fuseforks.simulator.shapes import Invalid, Reply, convert, json_reply
+
+WIRE = "gemini"
+
+
+class _Strict(msgspec.Struct, forbid_unknown_fields=True, rename="camel"):
+    pass
+
+
+class Blob(_Strict):
+    mime_type: str
+    data: str
+
+
+class FunctionCall(_Strict):
+    name: str
+    args: dict[str, Any] = {}
+    id: str | None = None
+
+
+class ResponsePart(_Strict):
+    inline_data: Blob
+
+
+class FunctionResponse(_Strict):
+    name: str
+    response: dict[str, Any]
+    id: str | None = None
+    parts: list[ResponsePart] | None = None
+
+
+class Part(_Strict):
+    text: str | None = None
+    inline_data: Blob | None = None
+    function_call: FunctionCall | None = None
+    function_response: FunctionResponse | None = None
+    thought_signature: str | None = None
+    thought: bool | None = None
+
+
+class Content(_Strict):
+    parts: list[Part]
+    role: Literal["user", "model"] = "user"
+
+
+class Declaration(_Strict):
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] | None = None
+    parameters_json_schema: dict[str, Any] | None = None
+
+
+class Tool(_Strict):
+    function_declarations: list[Declaration]
+
+
+class GenerationConfig(_Strict):
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+
+
+class Request(_Strict):
+    contents: list[Content]
+    system_instruction: Content | None = None
+    tools: list[Tool] = []
+    generation_config: GenerationConfig | None = None
+
+
+def _one_field(part: Part, where: str) -> None:
+    set_fields = [f for f in ("text", "inline_data", "function_call", "function_response")
+                  if getattr(part, f) is not None]
+    if len(set_fields) != 1:
+        raise Invalid(f"{where}: a part must have exactly one data field, found {set_fields}")
+
+
+def _read(request: Request, model: str) -> Conversation:
+    if not request.contents:
+        raise Invalid("* GenerateContentRequest.contents: contents is not specified")
+    rounds, total, latest = 0, 0, []
+    calls_open = 0
+    for n, content in enumerate(request.contents):
+        where = f"contents[{n}]"
+        responses = [p.function_response for p in content.parts if p.function_response]
+        if calls_open and len(responses) != calls_open:
+            raise Invalid("Please ensure that the number of function response parts is equal to "
+                          "the number of function call parts of the function call turn.")
+        if responses and not calls_open:
+            raise Invalid(f"{where}: function response turn comes without a function call turn")
+        calls_open = 0
+        for m, part in enumerate(content.parts):
+            _one_field(part, f"{where}.parts[{m}]")
+        if content.role == "model":
+            if any(p.function_call and not p.thought_signature for p in content.parts):
+                raise Invalid(f"Function call is missing a thought_signature in functionCall "
+                              f"parts ({where}).")
+            latest = []
+            calls_open = sum(1 for p in content.parts if p.function_call)
+            rounds += bool(calls_open)
+            continue
+        for m, part in enumerate(content.parts):
+            blobs = [part.inline_data] if part.inline_data else []
+            if part.function_response and part.function_response.parts:
+                blobs += [p.inline_data for p in part.function_response.parts]
+            for blob in blobs:
+                latest.append(decode_image(blob.data, blob.mime_type, f"{where}.parts[{m}]"))
+                total += 1
+    if calls_open:
+        raise Invalid("the last function call turn has no function response turn")
+    tools = [d.name for t in request.tools for d in t.function_declarations]
+    ends = any(p.function_response for p in request.contents[-1].parts)
+    return Conversation(model=model, tools=tools, tool_rounds_done=rounds,
+                        ends_with_tool_results=ends, latest_images=latest, total_images=total)
+
+
+def handle(payload: object, seq: int, script: Script, model: str) -> Reply:
+    request = convert(payload, Request, "body")
+    assert isinstance(request, Request)
+    decision = decide(_read(request, model), script)
+    if isinstance(decision, RefuseImages):
+        raise Invalid(decision.message)
+    if isinstance(decision, CallTools):
+        parts: list[dict[str, Any]] = [
+            {"functionCall": {"name": name, "args": {}}, "thoughtSignature": f"sig-{seq}-{i}"}
+            for i, name in enumerate(decision.names)]
+    else:
+        assert isinstance(decision, Answer)
+        parts = [{"text": decision.text}]
+    return json_reply({
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP",
+                        "index": 0}],
+        "usageMetadata": {"promptTokenCount": 100 + seq, "candidatesTokenCount": 10,
+                          "totalTokenCount": 110 + seq},
+        "modelVersion": model,
+    })

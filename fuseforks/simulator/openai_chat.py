@@ -1,0 +1,164 @@
+"""Simulated OpenAI-compatible Chat Completions endpoint.
+
+It is as strict as the strictest compatible endpoint measured in the seed: `image_url` inside a
+`role:"tool"` message is refused with Gemini's compat-endpoint error ("Invalid content part type:
+image_url"), and tool messages must directly follow the assistant message that called them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from fuseforks.simulator.brain import Answer, CallTools, Conversation, RefuseImages, Script, decide
+from fuseforks.simulator.media import decode_data_url
+from fuseforks.simulator.shapes import Invalid, Reply, convert, json_reply
+
+WIRE = "openai-compat"
+
+
+class _Strict(msgspec.Struct, forbid_unknown_fields=True):
+    pass
+
+
+class ImageUrl(_Strict):
+    url: str
+    detail: Literal["auto", "low", "high"] | None = None
+
+
+class TextPart(_Strict, tag="text", tag_field="type"):
+    text: str
+
+
+class ImagePart(_Strict, tag="image_url", tag_field="type"):
+    image_url: ImageUrl
+
+
+class Function(_Strict):
+    name: str
+    arguments: str
+
+
+class ToolCallItem(_Strict):
+    id: str
+    type: Literal["function"]
+    function: Function
+
+
+class SystemMsg(_Strict, tag="system", tag_field="role"):
+    content: str | list[TextPart]
+
+
+class DeveloperMsg(_Strict, tag="developer", tag_field="role"):
+    content: str | list[TextPart]
+
+
+class UserMsg(_Strict, tag="user", tag_field="role"):
+    content: str | list[TextPart | ImagePart]
+
+
+class AssistantMsg(_Strict, tag="assistant", tag_field="role"):
+    content: str | list[TextPart] | None = None
+    tool_calls: list[ToolCallItem] = []
+
+
+class ToolMsg(_Strict, tag="tool", tag_field="role"):
+    tool_call_id: str
+    content: str | list[dict[str, Any]]
+
+
+class FunctionDef(_Strict):
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = {}
+    strict: bool | None = None
+
+
+class ToolDef(_Strict):
+    type: Literal["function"]
+    function: FunctionDef
+
+
+class Request(_Strict):
+    model: str
+    messages: list[SystemMsg | DeveloperMsg | UserMsg | AssistantMsg | ToolMsg]
+    tools: list[ToolDef] = []
+    max_tokens: int | None = None
+    max_completion_tokens: int | None = None
+    temperature: float | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    stream: bool = False
+
+
+def _tool_content(message: ToolMsg, where: str) -> None:
+    if isinstance(message.content, str):
+        return
+    for part in message.content:
+        kind = part.get("type")
+        if kind != "text":
+            raise Invalid(f"Invalid content part type: {kind}")
+        if set(part) != {"type", "text"} or not isinstance(part.get("text"), str):
+            raise Invalid(f"{where}: invalid text content part")
+
+
+def _read(request: Request) -> Conversation:
+    rounds, total, latest = 0, 0, []
+    pending: list[str] = []
+    for n, message in enumerate(request.messages):
+        where = f"messages[{n}]"
+        if isinstance(message, ToolMsg):
+            if message.tool_call_id not in pending:
+                raise Invalid("Invalid parameter: messages with role 'tool' must be a response to "
+                              "a preceeding message with 'tool_calls'.")
+            _tool_content(message, where)
+            pending.remove(message.tool_call_id)
+            continue
+        if pending:
+            raise Invalid("An assistant message with 'tool_calls' must be followed by tool "
+                          "messages responding to each 'tool_call_id'. The following "
+                          f"tool_call_ids did not have response messages: {', '.join(pending)}")
+        if isinstance(message, AssistantMsg):
+            latest = []
+            pending = [c.id for c in message.tool_calls]
+            rounds += bool(pending)
+        elif isinstance(message, UserMsg) and isinstance(message.content, list):
+            for part in message.content:
+                if isinstance(part, ImagePart):
+                    latest.append(decode_data_url(part.image_url.url, f"{where}.content"))
+                    total += 1
+    if pending:
+        raise Invalid(f"tool_call_ids did not have response messages: {', '.join(pending)}")
+    ends = bool(request.messages) and isinstance(request.messages[-1], ToolMsg)
+    if not ends and len(request.messages) >= 2 and isinstance(request.messages[-2], ToolMsg):
+        last = request.messages[-1]
+        ends = isinstance(last, UserMsg) and isinstance(last.content, list) and any(
+            isinstance(p, ImagePart) for p in last.content)  # tool results + their carrier
+    return Conversation(model=request.model, tools=[t.function.name for t in request.tools],
+                        tool_rounds_done=rounds, ends_with_tool_results=ends,
+                        latest_images=latest, total_images=total)
+
+
+def handle(payload: object, seq: int, script: Script) -> Reply:
+    request = convert(payload, Request, "body")
+    assert isinstance(request, Request)
+    decision = decide(_read(request), script)
+    if isinstance(decision, RefuseImages):
+        raise Invalid(decision.message, code=decision.code)
+    message: dict[str, Any]
+    if isinstance(decision, CallTools):
+        message = {"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"call_{seq:04d}_{i}", "type": "function",
+             "function": {"name": name, "arguments": "{}"}}
+            for i, name in enumerate(decision.names)]}
+        finish = "tool_calls"
+    else:
+        assert isinstance(decision, Answer)
+        message, finish = {"role": "assistant", "content": decision.text}, "stop"
+    return json_reply({
+        "id": f"chatcmpl-sim{seq:04d}", "object": "chat.completion", "created": 1_780_000_000,
+        "model": request.model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 100 + seq, "completion_tokens": 10, "total_tokens": 110 + seq,
+                  "prompt_tokens_details": {"cached_tokens": 0}},
+    })

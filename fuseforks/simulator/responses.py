@@ -1,0 +1,156 @@
+"""Simulated Responses endpoint, shared by the four Responses wires (errors differ by wire)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from fuseforks.simulator.brain import Answer, CallTools, Conversation, RefuseImages, Script, decide
+from fuseforks.simulator.media import decode_data_url
+from fuseforks.simulator.shapes import Invalid, Reply, convert, json_reply
+
+
+class _Strict(msgspec.Struct, forbid_unknown_fields=True):
+    pass
+
+
+class InputText(_Strict, tag="input_text", tag_field="type"):
+    text: str
+
+
+class InputImage(_Strict, tag="input_image", tag_field="type"):
+    image_url: str
+    detail: Literal["auto", "low", "high", "original"] | None = None
+
+
+class OutputText(_Strict, tag="output_text", tag_field="type"):
+    text: str
+    annotations: list[Any] = []
+
+
+class MessageItem(_Strict):
+    role: Literal["user", "assistant", "system", "developer"]
+    content: str | list[InputText | InputImage | OutputText]
+    type: Literal["message"] = "message"
+
+
+class FunctionCallItem(_Strict):
+    type: Literal["function_call"]
+    call_id: str
+    name: str
+    arguments: str
+    id: str | None = None
+    status: str | None = None
+
+
+class FunctionCallOutputItem(_Strict):
+    type: Literal["function_call_output"]
+    call_id: str
+    output: str | list[InputText | InputImage]
+
+
+class FunctionTool(_Strict):
+    type: Literal["function"]
+    name: str
+    parameters: dict[str, Any] | None = None
+    description: str | None = None
+    strict: bool | None = None
+
+
+class Request(_Strict):
+    model: str
+    input: str | list[dict[str, Any]]
+    instructions: str | None = None
+    tools: list[FunctionTool] = []
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    store: bool | None = None
+    stream: bool = False
+
+
+_ITEMS: dict[str, type] = {"message": MessageItem, "function_call": FunctionCallItem,
+                           "function_call_output": FunctionCallOutputItem}
+
+
+def _images(parts: object, where: str) -> list[bytes]:
+    if not isinstance(parts, list):
+        return []
+    return [decode_data_url(p.image_url, where) for p in parts if isinstance(p, InputImage)]
+
+
+def _item(raw: object, n: int) -> object:
+    if not isinstance(raw, dict):
+        raise Invalid(f"input[{n}]: expected an object")
+    kind = raw.get("type", "message")
+    if kind not in _ITEMS:
+        raise Invalid(f"input[{n}]: unsupported input item type {kind!r}")
+    return convert(raw, _ITEMS[kind], f"input[{n}]")
+
+
+def _read(request: Request) -> Conversation:
+    raw_items = [{"role": "user", "content": request.input}] if isinstance(request.input, str) \
+        else request.input
+    items = [_item(raw, n) for n, raw in enumerate(raw_items)]
+    rounds, total, latest = 0, 0, []
+    called: set[str] = set()
+    answered: set[str] = set()
+    previous: object = None
+    for n, item in enumerate(items):
+        where = f"input[{n}]"
+        if isinstance(item, FunctionCallItem):
+            if not isinstance(previous, FunctionCallItem):
+                latest = []
+                rounds += 1
+            called.add(item.call_id)
+        elif isinstance(item, FunctionCallOutputItem):
+            if item.call_id not in called:
+                raise Invalid(f"No tool call found for function call output with call_id "
+                              f"{item.call_id}.")
+            answered.add(item.call_id)
+            found = _images(item.output, where)
+            latest += found
+            total += len(found)
+        elif isinstance(item, MessageItem):
+            if item.role == "assistant":
+                latest = []
+            elif isinstance(item.content, list):
+                if item.role != "user" and any(isinstance(p, InputImage) for p in item.content):
+                    raise Invalid(f"{where}: images are only accepted in user messages")
+                found = _images(item.content, where)
+                latest += found
+                total += len(found)
+        previous = item
+    missing = called - answered
+    if missing:
+        raise Invalid(f"No tool output found for function call {sorted(missing)[0]}.")
+    ends = bool(items) and isinstance(items[-1], FunctionCallOutputItem)
+    return Conversation(model=request.model, tools=[t.name for t in request.tools],
+                        tool_rounds_done=rounds, ends_with_tool_results=ends,
+                        latest_images=latest, total_images=total)
+
+
+def handle(payload: object, seq: int, script: Script) -> Reply:
+    request = convert(payload, Request, "body")
+    assert isinstance(request, Request)
+    decision = decide(_read(request), script)
+    if isinstance(decision, RefuseImages):
+        raise Invalid(decision.message, code=decision.code)
+    output: list[dict[str, Any]]
+    if isinstance(decision, CallTools):
+        output = [{"type": "function_call", "id": f"fc_{seq:04d}_{i}",
+                   "call_id": f"call_{seq:04d}_{i}", "name": name, "arguments": "{}",
+                   "status": "completed"} for i, name in enumerate(decision.names)]
+    else:
+        assert isinstance(decision, Answer)
+        output = [{"type": "message", "id": f"msg_{seq:04d}", "role": "assistant",
+                   "status": "completed",
+                   "content": [{"type": "output_text", "text": decision.text, "annotations": []}]}]
+    return json_reply({
+        "id": f"resp_sim{seq:04d}", "object": "response", "created_at": 1_780_000_000,
+        "status": "completed", "model": request.model, "output": output,
+        "usage": {"input_tokens": 100 + seq, "output_tokens": 10, "total_tokens": 110 + seq,
+                  "input_tokens_details": {"cached_tokens": 0},
+                  "output_tokens_details": {"reasoning_tokens": 0}},
+    })

@@ -1,0 +1,69 @@
+"""Each provider's error body, as the simulator answers it, and the shared reply type."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import msgspec
+
+JSON = msgspec.json.Encoder()
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    status: int
+    body: bytes
+    headers: list[tuple[str, str]] = field(default_factory=list)
+
+
+class Invalid(Exception):
+    """A request the provider would refuse: becomes a 4xx in that provider's error shape."""
+
+    def __init__(self, message: str, *, status: int = 400, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.code = code
+
+
+_ANTHROPIC_TYPES = {400: "invalid_request_error", 401: "authentication_error",
+                    404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
+                    500: "api_error", 503: "api_error", 529: "overloaded_error"}
+_OPENAI_TYPES = {400: "invalid_request_error", 401: "invalid_request_error",
+                 404: "invalid_request_error", 429: "rate_limit_exceeded", 500: "server_error",
+                 503: "server_error"}
+_GOOGLE_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 404: "NOT_FOUND",
+                  429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+_XAI_CODES = {400: "Client specified an invalid argument", 401: "Unauthenticated",
+              404: "Some requested entity was not found", 429: "Some resource has been exhausted",
+              500: "Internal error", 503: "The service is currently unavailable"}
+
+
+def error_body(wire: str, status: int, message: str, code: str | None = None) -> bytes:
+    if wire == "anthropic":
+        return JSON.encode({"type": "error", "error": {
+            "type": code or _ANTHROPIC_TYPES.get(status, "api_error"), "message": message}})
+    if wire == "gemini":
+        return JSON.encode({"error": {
+            "code": status, "message": message, "status": code or _GOOGLE_STATUS.get(status, "UNKNOWN")}})
+    if wire == "xai-responses":
+        return JSON.encode({"code": code or _XAI_CODES.get(status, "Unknown"), "error": message})
+    return JSON.encode({"error": {
+        "message": message, "type": _OPENAI_TYPES.get(status, "api_error"), "param": None,
+        "code": code}})
+
+
+def error_reply(wire: str, error: Invalid) -> Reply:
+    return Reply(error.status, error_body(wire, error.status, error.message, error.code))
+
+
+def json_reply(payload: object) -> Reply:
+    return Reply(200, JSON.encode(payload))
+
+
+def convert(value: object, shape: type, where: str) -> object:
+    """`msgspec.convert` with forbid-unknown Structs; a mismatch becomes a provider 400."""
+    try:
+        return msgspec.convert(value, shape)
+    except msgspec.ValidationError as exc:
+        raise Invalid(f"Invalid request ({where}): {exc}") from None

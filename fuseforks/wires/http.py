@@ -1,0 +1,199 @@
+"""The HTTP edge: one `httpx.AsyncClient` per provider, retries, and error mapping.
+
+429, 5xx, 408 and transport failures are retried with exponential backoff and jitter, honouring
+`Retry-After` (seconds, HTTP date, or `retry-after-ms`), for a bounded number of attempts. Other
+4xx are never retried here: the turn layer decides (SPEC §6). Every give-up — retries exhausted,
+a refusal, a garbled body — is reported once through `on_retry_stop` before it is raised, every
+retry through `on_retry`. The API key is scrubbed from anything a provider echoes back.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+import anyio
+import httpx
+
+from fuseforks.wires.base import Endpoint, Wire
+from fuseforks.wires.canonical import ChatRequest, ChatResponse
+from fuseforks.wires.errors import (
+    WireError, WireGarbage, WireRejected, WireRetryable, WireUnavailable,
+)
+from fuseforks.wires.jpeg_fallback import has_webp, with_jpeg_images
+from fuseforks.wires.registry import endpoint_from_env, get_wire
+from fuseforks.wires.notices import AttachmentFallback, RetryNotice, RetryStop
+
+if TYPE_CHECKING:
+    from fuseforks.engine.vault import ImageVault
+
+REDACTED = "[redacted]"
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Bounded exponential backoff. Tests shrink the delays; the defaults suit real providers."""
+
+    max_attempts: int = 5
+    base_delay: float = 1.0
+    max_delay: float = 30.0
+    jitter: float = 0.25  # each delay is scaled by a factor in [1 - jitter, 1 + jitter]
+    max_retry_after: float = 60.0
+
+    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_retry_after)
+        backoff = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
+        return backoff * (1 + rng.uniform(-self.jitter, self.jitter))
+
+
+DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=300.0, write=60.0, pool=10.0)
+
+
+def retry_after_seconds(headers: httpx.Headers) -> float | None:
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return float(millis) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max((when - datetime.now(timezone.utc)).total_seconds(), 0.0)
+
+
+class ProviderClient:
+    """Sends canonical requests on one wire; use as an async context manager."""
+
+    def __init__(
+        self,
+        wire: str | Wire,
+        endpoint: Endpoint | None = None,
+        *,
+        policy: RetryPolicy = RetryPolicy(),
+        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        on_retry: Callable[[RetryNotice], None] | None = None,
+        on_retry_stop: Callable[[RetryStop], None] | None = None,
+        on_attachment_fallback: Callable[[AttachmentFallback], None] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.wire = get_wire(wire) if isinstance(wire, str) else wire
+        self.endpoint = endpoint or endpoint_from_env(self.wire.name)
+        self.policy = policy
+        self._on_retry = on_retry
+        self._on_retry_stop = on_retry_stop
+        self._on_fallback = on_attachment_fallback
+        self._rng = rng or random.Random()
+        self._http = httpx.AsyncClient(timeout=timeout, transport=transport, follow_redirects=False)
+        self.host = httpx.URL(self.endpoint.base_url).host
+
+    async def __aenter__(self) -> ProviderClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def chat(self, request: ChatRequest, vault: ImageVault) -> ChatResponse:
+        """One model call with retries; raises a `WireError` subclass on failure."""
+        try:
+            return await self._attempts(request, vault)
+        except WireRejected as first:
+            if self.wire.name != "openai-compat" or first.status != 400 or not has_webp(request):
+                self._stop(request, first, attempts=getattr(first, "attempts", 1))
+                raise
+        jpeg_request, converted = await anyio.to_thread.run_sync(with_jpeg_images, request, vault)
+        if self._on_fallback:
+            self._on_fallback(AttachmentFallback(
+                wire=self.wire.name, model=request.model, host=self.host, converted=converted))
+        try:
+            return await self._attempts(jpeg_request, vault)
+        except WireRejected as second:
+            if second.status == 400:
+                second.images_rejected = True
+            self._stop(request, second, attempts=1)
+            raise
+
+    async def _attempts(self, request: ChatRequest, vault: ImageVault) -> ChatResponse:
+        http_request = self.wire.encode(request, vault, self.endpoint)
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return await self._send_once(http_request.url, http_request.headers, http_request.body)
+            except WireRetryable as error:
+                if attempt >= self.policy.max_attempts:
+                    final = WireUnavailable(
+                        attempts=attempt, wire=error.wire, status=error.status,
+                        error_class=error.error_class, error_type=error.error_type,
+                        code=error.code, message=error.message,
+                    )
+                    self._stop(request, final, attempts=attempt)
+                    raise final from None
+                delay = self.policy.delay(attempt, error.retry_after, self._rng)
+                if self._on_retry:
+                    self._on_retry(RetryNotice(
+                        wire=self.wire.name, model=request.model, host=self.host,
+                        attempt=attempt, max_attempts=self.policy.max_attempts,
+                        status=error.status, error_class=error.error_class, code=error.code,
+                        delay=delay,
+                    ))
+                await anyio.sleep(delay)
+            except WireGarbage as error:
+                self._stop(request, error, attempts=attempt)
+                raise
+            except WireRejected as error:
+                error.attempts = attempt  # type: ignore[attr-defined]
+                raise
+
+    def _scrub(self, data: bytes) -> bytes:
+        key = self.endpoint.api_key
+        return data.replace(key.encode(), REDACTED.encode()) if key else data
+
+    def _scrub_text(self, text: str) -> str:
+        key = self.endpoint.api_key
+        return text.replace(key, REDACTED) if key else text
+
+    async def _send_once(self, url: str, headers: dict[str, str], body: bytes) -> ChatResponse:
+        try:
+            response = await self._http.post(url, headers=headers, content=body)
+        except httpx.TimeoutException as exc:
+            raise WireRetryable(wire=self.wire.name, status=None, error_class="timeout",
+                                message=self._scrub_text(f"{type(exc).__name__}: {exc}")) from None
+        except httpx.TransportError as exc:
+            raise WireRetryable(wire=self.wire.name, status=None, error_class="connection",
+                                message=self._scrub_text(f"{type(exc).__name__}: {exc}")) from None
+        if response.is_success:
+            try:
+                return self.wire.decode(response.content)
+            except WireGarbage as exc:
+                raise WireGarbage(wire=self.wire.name, status=response.status_code,
+                                  error_class="garbage", message=self._scrub_text(exc.message)) from None
+        error = self.wire.classify(response.status_code, self._scrub(response.content))
+        if isinstance(error, WireRetryable):
+            error.retry_after = retry_after_seconds(response.headers)
+        raise error
+
+    def _stop(self, request: ChatRequest, error: WireError, *, attempts: int) -> None:
+        if self._on_retry_stop:
+            self._on_retry_stop(RetryStop(
+                wire=self.wire.name, model=request.model, host=self.host, attempts=attempts,
+                status=error.status, error_class=error.error_class, code=error.code,
+                images_rejected=isinstance(error, WireRejected) and error.images_rejected,
+            ))
