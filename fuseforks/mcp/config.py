@@ -1,0 +1,146 @@
+"""The `mcpServers` JSON that MCP clients share, read so a user's existing file works unchanged.
+
+Accepted per server: `{"command", "args", "env", "cwd"}` (stdio) or `{"url", "headers"}`
+(streamable HTTP). Keys other clients add (`type`, `disabled`, `autoApprove`, `timeout`, ...) are
+ignored rather than rejected; `"disabled": true` skips the server, and `"type": "sse"` is refused
+because only stdio and streamable HTTP are carried. `${VAR}` in a string value is expanded from
+the caller's environment, as other clients do: that is the one explicit way to hand a server a key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
+
+
+class ConfigError(ValueError):
+    """The configuration cannot be used; the message names the server and the field."""
+
+
+class StdioServer(msgspec.Struct, frozen=True, kw_only=True):
+    """A server started as a subprocess and spoken to over its stdin/stdout."""
+
+    name: str
+    command: str
+    args: list[str] = []
+    env: dict[str, str] = {}
+    cwd: str | None = None
+
+
+class HttpServer(msgspec.Struct, frozen=True, kw_only=True):
+    """A server reached over streamable HTTP."""
+
+    name: str
+    url: str
+    headers: dict[str, str] = {}
+
+
+ServerConfig = StdioServer | HttpServer
+
+
+def tool_prefix(server_name: str) -> str:
+    """The prefix of a server's tools (`cam` -> `cam__live_view_image`); provider tool names
+    allow only letters, digits, `_` and `-`, so anything else becomes `_`."""
+    return _UNSAFE_NAME.sub("_", server_name)
+
+
+def _expand(value: str, environ: Mapping[str, str], where: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in environ:
+            return environ[name]
+        if default is not None:
+            return default
+        raise ConfigError(f"{where}: environment variable {name} is not set")
+
+    return _VAR.sub(replace, value)
+
+
+def _strings(value: Any, where: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where} must be a list of strings")
+    return value
+
+
+def _string_map(value: Any, where: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ConfigError(f"{where} must be an object of strings")
+    return value
+
+
+def _server(name: str, entry: Any, environ: Mapping[str, str]) -> ServerConfig | None:
+    where = f"mcpServers.{name}"
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where} must be an object")
+    if entry.get("disabled") is True:
+        return None
+    kind = entry.get("type")
+    if kind == "sse":
+        raise ConfigError(f"{where}: the sse transport is not supported; use streamable HTTP")
+    if "url" in entry:
+        if not isinstance(entry["url"], str):
+            raise ConfigError(f"{where}.url must be a string")
+        headers = _string_map(entry.get("headers", {}), f"{where}.headers")
+        return HttpServer(
+            name=name,
+            url=_expand(entry["url"], environ, f"{where}.url"),
+            headers={k: _expand(v, environ, f"{where}.headers.{k}") for k, v in headers.items()},
+        )
+    if "command" in entry:
+        if not isinstance(entry["command"], str) or not entry["command"]:
+            raise ConfigError(f"{where}.command must be a non-empty string")
+        args = _strings(entry.get("args", []), f"{where}.args")
+        env = _string_map(entry.get("env", {}), f"{where}.env")
+        cwd = entry.get("cwd")
+        if cwd is not None and not isinstance(cwd, str):
+            raise ConfigError(f"{where}.cwd must be a string")
+        return StdioServer(
+            name=name,
+            command=_expand(entry["command"], environ, f"{where}.command"),
+            args=[_expand(a, environ, f"{where}.args") for a in args],
+            env={k: _expand(v, environ, f"{where}.env.{k}") for k, v in env.items()},
+            cwd=cwd,
+        )
+    raise ConfigError(f"{where} needs either \"command\" (stdio) or \"url\" (streamable HTTP)")
+
+
+def parse_config(document: Any, environ: Mapping[str, str] | None = None) -> list[ServerConfig]:
+    """Servers of an `{"mcpServers": {...}}` document, in file order, disabled ones left out."""
+    environ = os.environ if environ is None else environ
+    if not isinstance(document, dict) or not isinstance(document.get("mcpServers"), dict):
+        raise ConfigError('the configuration must be an object with an "mcpServers" object')
+    servers: list[ServerConfig] = []
+    prefixes: dict[str, str] = {}
+    for name, entry in document["mcpServers"].items():
+        if not name:
+            raise ConfigError("mcpServers: a server name must not be empty")
+        server = _server(name, entry, environ)
+        if server is None:
+            continue
+        prefix = tool_prefix(name)
+        if prefix in prefixes:
+            raise ConfigError(
+                f"mcpServers: {prefixes[prefix]!r} and {name!r} give the same tool prefix {prefix!r}"
+            )
+        prefixes[prefix] = name
+        servers.append(server)
+    return servers
+
+
+def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> list[ServerConfig]:
+    """Read and parse an `mcpServers` JSON file."""
+    try:
+        document = msgspec.json.decode(Path(path).read_bytes())
+    except msgspec.DecodeError as error:
+        raise ConfigError(f"{path}: not valid JSON ({error})") from None
+    return parse_config(document, environ)

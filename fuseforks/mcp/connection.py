@@ -1,0 +1,229 @@
+"""One configured MCP server: start it, keep its session, call its tools, name its faults.
+
+Each connection lives in its own task (the SDK's client is a stack of task groups that must be
+entered and left by one task), started inside the hub's task group; calls may come from any task.
+A start either succeeds or returns a one-line reason; a call either returns the server's
+`CallToolResult` or a `CallFault` with a one-line reason and whether the connection is now dead.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import tempfile
+from contextlib import AsyncExitStack
+from typing import IO, Any
+
+import anyio
+import anyio.lowlevel
+import httpx2
+import msgspec
+from anyio.abc import TaskGroup, TaskStatus
+from mcp import Client, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult, Implementation, Tool
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from pydantic import ValidationError
+
+from fuseforks.mcp import faults
+from fuseforks.mcp.config import HttpServer, ServerConfig, StdioServer
+
+logger = logging.getLogger("fuseforks.mcp")
+
+DEFAULT_CALL_TIMEOUT = 60.0
+DEFAULT_CONNECT_TIMEOUT = 30.0
+# The SDK's streamable HTTP client buffers at most 1 MiB per SSE event by default, and a tool
+# result travels as one event: base64 makes a 750 KB image ~1 MiB. 64 MiB carries four 10 MB PNGs
+# (base64 ~13.4 MB each) and still bounds what a runaway server can make us hold.
+MAX_SSE_EVENT_BYTES = 64 * 1024 * 1024
+_HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
+_CLIENT_INFO = Implementation(name="fuseforks", version="0.1.0")
+_LIST_PAGES = 100
+
+
+class CallFault(msgspec.Struct, frozen=True):
+    """A call that produced no `CallToolResult`; `dead` means the next call must restart."""
+
+    reason: str
+    dead: bool
+
+
+def _leaf(error: BaseException) -> BaseException:
+    """The one real error inside nested single-member exception groups."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
+class Connection:
+    """A server's live session (or its absence), restartable."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        *,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        max_event_bytes: int = MAX_SSE_EVENT_BYTES,
+    ) -> None:
+        self.config = config
+        self.tools: list[Tool] = []
+        self._connect_timeout = connect_timeout
+        self._call_timeout = call_timeout
+        self._max_event_bytes = max_event_bytes
+        self._client: Client | None = None
+        self._stop: anyio.Event | None = None
+        self._done: anyio.Event | None = None
+        self._stderr_path: str | None = None
+        self._garbage_lines = 0
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def connected(self) -> bool:
+        return self._client is not None
+
+    async def start(self, task_group: TaskGroup) -> str | None:
+        """Start the server (stopping any previous session); None on success, else the reason."""
+        await self.stop()
+        reason: str | None = await task_group.start(self._run)
+        return reason
+
+    async def stop(self) -> None:
+        """Close the session and, for stdio, end the process (the SDK's bounded shutdown)."""
+        if self._stop is not None and self._done is not None:
+            self._stop.set()
+            await self._done.wait()
+        self._stop = self._done = None
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult | CallFault:
+        client = self._client
+        if client is None:
+            return CallFault(faults.closed_during_call(self.name, self._stderr()), dead=True)
+        try:
+            return await client.call_tool(tool, arguments, read_timeout_seconds=self._call_timeout)
+        except MCPError as error:
+            if error.code == REQUEST_TIMEOUT:
+                return CallFault(faults.call_timeout(self.name, tool, self._call_timeout), False)
+            if error.code == CONNECTION_CLOSED:
+                detail = None if error.message == "Connection closed" else error.message
+                reason = faults.closed_during_call(self.name, self._stderr(), detail)
+                return CallFault(reason, dead=True)
+            return CallFault(faults.rejected(self.name, tool, error.code, error.message), False)
+        except ValidationError:
+            return CallFault(faults.malformed_result(self.name, tool), dead=False)
+        except Exception as error:  # boundary: any transport failure becomes a tool error
+            leaf = _leaf(error)
+            logger.debug("mcp call failed: server=%s tool=%s", self.name, tool, exc_info=leaf)
+            return CallFault(faults.call_failed(self.name, tool, leaf), dead=True)
+
+    async def _run(self, *, task_status: TaskStatus[str | None] = anyio.TASK_STATUS_IGNORED) -> None:
+        stop, done = anyio.Event(), anyio.Event()
+        self._stop, self._done = stop, done
+        self._garbage_lines = 0
+        started = False
+        reason: str | None = None
+        try:
+            deadline = anyio.current_time() + self._connect_timeout
+            with anyio.CancelScope(deadline=deadline) as scope:
+                async with AsyncExitStack() as stack:
+                    client = await self._open(stack)
+                    self.tools = await self._list_tools(client)
+                    scope.deadline = math.inf
+                    self._client = client
+                    started = True
+                    task_status.started(None)
+                    await stop.wait()
+            if not started and scope.cancelled_caught:
+                reason = faults.handshake_timeout(
+                    self.name, self._connect_timeout, self._garbage_lines
+                )
+        except Exception as error:  # boundary: a server's failure must not end the hub
+            leaf = _leaf(error)
+            if started:
+                logger.warning("mcp server %s ended: %r", self.name, leaf)
+            else:
+                reason = self._start_fault(leaf)
+        finally:
+            self._client = None
+            self._remove_stderr()
+            done.set()
+        if not started:
+            task_status.started(reason or faults.exited_at_start(self.name, None))
+
+    async def _open(self, stack: AsyncExitStack) -> Client:
+        config = self.config
+        if isinstance(config, StdioServer):
+            fd, self._stderr_path = tempfile.mkstemp(prefix="fuseforks-mcp-", suffix=".stderr")
+            errlog = stack.enter_context(os.fdopen(fd, "w", encoding="utf-8"))
+            parameters = StdioServerParameters(
+                command=config.command, args=config.args, env=config.env, cwd=config.cwd
+            )
+            transport: Any = stdio_client(parameters, errlog=errlog)
+        else:
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=config.headers, timeout=_HTTP_TIMEOUT)
+            )
+            transport = streamable_http_client(
+                config.url, http_client=http, max_sse_event_size=self._max_event_bytes
+            )
+        client = Client(
+            transport,
+            client_info=_CLIENT_INFO,
+            message_handler=self._on_message,
+        )
+        return await stack.enter_async_context(client)
+
+    async def _list_tools(self, client: Client) -> list[Tool]:
+        tools: list[Tool] = []
+        cursor: str | None = None
+        for _ in range(_LIST_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return tools
+
+    async def _on_message(self, message: object) -> None:
+        if isinstance(message, Exception):
+            self._garbage_lines += 1
+            if self._garbage_lines == 1:
+                logger.warning("mcp server %s wrote a line that is not JSON-RPC", self.name)
+        await anyio.lowlevel.checkpoint()
+
+    def _start_fault(self, error: BaseException) -> str:
+        config = self.config
+        if isinstance(config, StdioServer):
+            if isinstance(error, FileNotFoundError):
+                return faults.command_not_found(self.name, config.command)
+            if isinstance(error, OSError):
+                return faults.cannot_execute(self.name, config.command, error)
+            if isinstance(error, MCPError) and error.code == CONNECTION_CLOSED:
+                return faults.exited_at_start(self.name, self._stderr())
+            return faults.handshake_failed(self.name, error)
+        assert isinstance(config, HttpServer)
+        if isinstance(error, MCPError) and error.code != CONNECTION_CLOSED:
+            return faults.handshake_failed(self.name, error)
+        return faults.unreachable(self.name, config.url, error)
+
+    def _stderr(self) -> str | None:
+        if self._stderr_path is None:
+            return None
+        try:
+            with open(self._stderr_path, encoding="utf-8", errors="replace") as stream:
+                return faults.stderr_tail(stream)
+        except OSError:
+            return None
+
+    def _remove_stderr(self) -> None:
+        if self._stderr_path is not None:
+            try:
+                os.unlink(self._stderr_path)
+            except OSError:
+                pass
+            self._stderr_path = None

@@ -1,0 +1,186 @@
+"""All configured MCP servers behind one object the turn layer calls: list tools, call a tool.
+
+Tool names carry their server as a prefix (`cam__live_view_image`) so two servers may offer tools of
+the same name. A call never raises for anything a server does: unknown names, rejected arguments,
+crashes, hangs and servers that never started all come back as tool-error `ToolOutput`s with a
+one-line `fault`, and the turn goes on. A server whose connection died is restarted on the next call
+that needs it, once: if that restart fails too, the server stays down for the rest of the hub's life
+and its calls fail at once with the reason.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any
+
+import anyio
+import msgspec
+from anyio.abc import TaskGroup
+from mcp.types import CallToolResult
+
+from fuseforks.engine.texts import texts
+from fuseforks.engine.tool_output import ToolOutput, fault_output, render_tool_output_async
+from fuseforks.mcp import faults
+from fuseforks.mcp.config import ServerConfig, tool_prefix
+from fuseforks.mcp.connection import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_CONNECT_TIMEOUT,
+    MAX_SSE_EVENT_BYTES,
+    CallFault,
+    Connection,
+)
+
+logger = logging.getLogger("fuseforks.mcp")
+SEPARATOR = "__"
+
+
+class ToolDefinition(msgspec.Struct, frozen=True, kw_only=True):
+    """A tool as the model is offered it: prefixed name, description, JSON input schema."""
+
+    name: str  # "<server>__<tool>"
+    description: str
+    input_schema: dict[str, Any]
+    server: str
+    tool: str  # the server's own name for it
+
+
+class _Server:
+    """A connection plus the hub's bookkeeping for it."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.prefix = tool_prefix(connection.name)
+        self.down_reason: str | None = None  # set when a restart failed: no more attempts
+        self.needs_restart = False
+        self.lock = anyio.Lock()
+
+
+class ToolHub:
+    """Async context manager: starts every server on enter (concurrently), stops them on exit."""
+
+    def __init__(
+        self,
+        servers: Sequence[ServerConfig],
+        *,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        max_event_bytes: int = MAX_SSE_EVENT_BYTES,
+    ) -> None:
+        self._servers = [
+            _Server(
+                Connection(
+                    config,
+                    connect_timeout=connect_timeout,
+                    call_timeout=call_timeout,
+                    max_event_bytes=max_event_bytes,
+                )
+            )
+            for config in servers
+        ]
+        self._task_group: TaskGroup | None = None
+        self.start_faults: dict[str, str] = {}  # server name -> why it did not start
+
+    async def __aenter__(self) -> ToolHub:
+        group = anyio.create_task_group()
+        await group.__aenter__()
+        self._task_group = group
+        try:
+            async with anyio.create_task_group() as starters:
+                for server in self._servers:
+                    starters.start_soon(self._start, server)
+        except BaseException:
+            await self.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        group, self._task_group = self._task_group, None
+        if group is None:
+            return
+        with anyio.CancelScope(shield=True):
+            async with anyio.create_task_group() as stoppers:
+                for server in self._servers:
+                    stoppers.start_soon(server.connection.stop)
+        await group.__aexit__(exc_type, exc, traceback)
+
+    async def _start(self, server: _Server) -> str | None:
+        assert self._task_group is not None, "use the hub inside `async with`"
+        reason = await server.connection.start(self._task_group)
+        server.needs_restart = reason is not None
+        if reason is None:
+            self.start_faults.pop(server.connection.name, None)
+        else:
+            self.start_faults[server.connection.name] = reason
+            logger.warning("mcp fault: server=%s reason=%s", server.connection.name, reason)
+        return reason
+
+    def list_tools(self) -> list[ToolDefinition]:
+        """Tools of every connected server, prefixed, in configuration then server order."""
+        return [
+            ToolDefinition(
+                name=f"{server.prefix}{SEPARATOR}{tool.name}",
+                description=tool.description or "",
+                input_schema=dict(tool.input_schema),
+                server=server.connection.name,
+                tool=tool.name,
+            )
+            for server in self._servers
+            if server.connection.connected
+            for tool in server.connection.tools
+        ]
+
+    def _resolve(self, name: str) -> tuple[_Server, str] | None:
+        matches = [
+            (server, name[len(server.prefix) + len(SEPARATOR) :])
+            for server in self._servers
+            if name.startswith(server.prefix + SEPARATOR)
+        ]
+        if not matches:
+            return None
+        return max(matches, key=lambda match: len(match[0].prefix))
+
+    async def call(self, name: str, arguments: dict[str, Any], language: str) -> ToolOutput:
+        """Call a prefixed tool; every failure is a tool-error output, never an exception."""
+        texts(language)  # an unknown language is the caller's bug: fail before touching a server
+        resolved = self._resolve(name)
+        if resolved is None:
+            return self._fault(name, faults.unknown_tool(name), language)
+        server, tool = resolved
+        unavailable = await self._ensure_running(server)
+        if unavailable is not None:
+            return self._fault(name, unavailable, language)
+        if not any(listed.name == tool for listed in server.connection.tools):
+            return self._fault(name, faults.unknown_tool(name), language)
+        outcome = await server.connection.call(tool, arguments)
+        if isinstance(outcome, CallFault):
+            server.needs_restart = server.needs_restart or outcome.dead
+            return self._fault(name, outcome.reason, language)
+        return await self._render(outcome, language)
+
+    async def _ensure_running(self, server: _Server) -> str | None:
+        """None when the server can take a call; else why not (restarting it once if it died)."""
+        async with server.lock:
+            if server.down_reason is not None:
+                return server.down_reason
+            if not server.needs_restart:
+                return None
+            logger.info("mcp restart: server=%s", server.connection.name)
+            reason = await self._start(server)
+            if reason is not None:
+                server.down_reason = faults.down_after_restart(server.connection.name, reason)
+                return reason
+            return None
+
+    async def _render(self, result: CallToolResult, language: str) -> ToolOutput:
+        return await render_tool_output_async(result.content, result.is_error, language)
+
+    def _fault(self, name: str, reason: str, language: str) -> ToolOutput:
+        logger.warning("mcp fault: tool=%s reason=%s", name, reason)
+        return fault_output(reason, language)

@@ -1,0 +1,106 @@
+"""Real MCP server processes for the tool-layer tests: stdio configs and streamable HTTP servers.
+
+HTTP servers are started once per module with `subprocess.Popen` on a free 127.0.0.1 port. A hub
+that several tests share runs inside one background task (`hosted_hub`), because the SDK's client
+is built of anyio task groups that must be entered and left by the same task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+
+from fuseforks.mcp import HttpServer, StdioServer, ToolHub
+
+SERVERS = Path(__file__).parent / "servers"
+REPO = Path(__file__).resolve().parents[2]
+PYTHON = sys.executable
+
+
+def stdio(name: str, script: str, env: dict[str, str] | None = None) -> StdioServer:
+    """A stdio config running `tests/mcp/servers/<script>` with this interpreter."""
+    return StdioServer(name=name, command=PYTHON, args=[str(SERVERS / script)], env=env or {})
+
+
+def camera_stdio(name: str = "cam") -> StdioServer:
+    return StdioServer(
+        name=name, command=PYTHON, args=["-m", "fuseforks.demo.camera"], cwd=str(REPO)
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def http_server(args: list[str], startup_seconds: float = 20.0) -> Iterator[str]:
+    """Run `python ARGS --http --port N` and yield its MCP endpoint once the port accepts."""
+    port = free_port()
+    process = subprocess.Popen(
+        [PYTHON, *args, "--http", "--port", str(port)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + startup_seconds
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"{args} exited with {process.returncode} before listening")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{args} did not listen on {port}") from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def http(name: str, url: str) -> HttpServer:
+    return HttpServer(name=name, url=url)
+
+
+@asynccontextmanager
+async def hosted_hub(hub: ToolHub) -> AsyncIterator[ToolHub]:
+    """Enter and leave `hub` in one dedicated task so fixtures may span several tests."""
+    ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    release = asyncio.Event()
+
+    async def host() -> None:
+        try:
+            async with hub:
+                ready.set_result(None)
+                await release.wait()
+        except BaseException as error:
+            if not ready.done():
+                ready.set_exception(error)
+            raise
+
+    task = asyncio.create_task(host())
+    await ready
+    try:
+        yield hub
+    finally:
+        release.set()
+        await task
+
+
+def environ_without(*names: str) -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in names}

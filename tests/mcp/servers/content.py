@@ -1,0 +1,168 @@
+"""A real MCP server returning every kind of tool content the tool layer must render.
+
+Run over stdio (default) or streamable HTTP: `python content.py --http --port N`.
+"""
+
+from __future__ import annotations
+
+import base64
+import sys
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
+
+import pictures
+from mcp.shared.exceptions import MCPError
+from mcp_types import METHOD_NOT_FOUND, RequestParams
+
+server = MCPServer("content", log_level="WARNING")
+
+
+def _image(data: bytes, mime_type: str) -> ImageContent:
+    return ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type)
+
+
+def _result(*blocks: ContentBlock, is_error: bool = False) -> CallToolResult:
+    return CallToolResult(content=list(blocks), is_error=is_error)
+
+
+@server.tool()
+def text_only() -> CallToolResult:
+    """Two text blocks, no images."""
+    return _result(TextContent(text="line one"), TextContent(text="line two"))
+
+
+@server.tool()
+def jpeg() -> CallToolResult:
+    """One small red JPEG after a text block."""
+    return _result(TextContent(text="a red frame"), _image(pictures.solid_jpeg((255, 0, 0)), "image/jpeg"))
+
+
+@server.tool()
+def image_only() -> CallToolResult:
+    """One JPEG and nothing else."""
+    return _result(_image(pictures.solid_jpeg((0, 128, 0)), "image/jpeg"))
+
+
+@server.tool()
+def png_alpha() -> CallToolResult:
+    """A PNG with a transparent half."""
+    return _result(_image(pictures.png_with_alpha(), "image/png"))
+
+
+@server.tool()
+def gif() -> CallToolResult:
+    """A GIF: recognised but not carried."""
+    return _result(TextContent(text="an animation"), _image(pictures.gif(), "image/gif"))
+
+
+@server.tool()
+def broken_base64() -> CallToolResult:
+    """An image block whose data is not base64."""
+    return _result(TextContent(text="broken"), ImageContent(data="not*base64!", mime_type="image/jpeg"))
+
+
+@server.tool()
+def five_images() -> CallToolResult:
+    """Five JPEGs of distinct colours and one text block."""
+    images = [_image(pictures.solid_jpeg(colour), "image/jpeg") for colour in pictures.FIVE_COLOURS]
+    return _result(TextContent(text="five frames"), *images)
+
+
+@server.tool()
+def empty() -> CallToolResult:
+    """No content at all."""
+    return _result()
+
+
+@server.tool()
+def is_error() -> CallToolResult:
+    """A tool-level error."""
+    return _result(TextContent(text="camera busy"), is_error=True)
+
+
+@server.tool()
+def audio() -> CallToolResult:
+    """Text plus an audio clip."""
+    clip = base64.b64encode(b"RIFF\x00\x00\x00\x00WAVE").decode("ascii")
+    return _result(TextContent(text="recorded"), AudioContent(data=clip, mime_type="audio/wav"))
+
+
+@server.tool()
+def embedded_blob() -> CallToolResult:
+    """An embedded binary resource."""
+    blob = BlobResourceContents(
+        uri="file:///tmp/raw.bin",
+        mime_type="application/octet-stream",
+        blob=base64.b64encode(b"\x00\x01\x02secret-bytes").decode("ascii"),
+    )
+    return _result(TextContent(text="raw data"), EmbeddedResource(resource=blob))
+
+
+@server.tool()
+def embedded_text() -> CallToolResult:
+    """An embedded text resource."""
+    doc = TextResourceContents(uri="file:///tmp/notes.txt", mime_type="text/plain", text="inner notes")
+    return _result(EmbeddedResource(resource=doc))
+
+
+@server.tool()
+def resource_link() -> CallToolResult:
+    """A link to a resource instead of its content."""
+    link = ResourceLink(uri="file:///photos/cat.jpg", name="cat.jpg", mime_type="image/jpeg")
+    return _result(TextContent(text="see"), link)
+
+
+@server.tool()
+def lying_mime() -> CallToolResult:
+    """JPEG bytes that claim to be a PNG."""
+    return _result(_image(pictures.solid_jpeg((0, 0, 255)), "image/png"))
+
+
+@server.tool()
+def jpeg_1_5_mb() -> CallToolResult:
+    """A ~1.5 MB JPEG (over the SDK's default 1 MiB SSE event once base64-encoded)."""
+    return _result(_image(pictures.jpeg_1_5_mb(), "image/jpeg"))
+
+
+@server.tool()
+def jpeg_near_2_mib() -> CallToolResult:
+    """A JPEG just under 2 MiB."""
+    return _result(_image(pictures.jpeg_near_2_mib(), "image/jpeg"))
+
+
+@server.tool()
+def png_10_mb() -> CallToolResult:
+    """A ~10 MB PNG."""
+    return _result(_image(pictures.png_10_mb(), "image/png"))
+
+
+def speak_2025_only() -> None:
+    """Answer `server/discover` as a 2025-era server does (method not found), so clients fall back
+    to the initialize handshake and tool results travel as SSE events, as with most deployed
+    servers."""
+
+    async def not_found(ctx: object, params: RequestParams) -> None:
+        raise MCPError(code=METHOD_NOT_FOUND, message="Method not found")
+
+    server._lowlevel_server.add_request_handler("server/discover", RequestParams, not_found)
+
+
+if __name__ == "__main__":
+    if "--legacy" in sys.argv:
+        speak_2025_only()
+    if "--http" in sys.argv:
+        port = int(sys.argv[sys.argv.index("--port") + 1])
+        server.run("streamable-http", host="127.0.0.1", port=port)
+    else:
+        server.run()

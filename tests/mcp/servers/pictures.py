@@ -1,0 +1,66 @@
+"""Deterministic test images, built with Pillow; shared by the content server and the tests.
+
+Each function returns the exact bytes the content server sends, so a test can compare digests.
+Noise images are seeded: the same call gives the same bytes on the same Pillow build.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import random
+
+from PIL import Image
+
+
+def _save(image: Image.Image, fmt: str, **options: object) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format=fmt, **options)
+    return buffer.getvalue()
+
+
+def _noise(width: int, height: int, seed: int) -> Image.Image:
+    rng = random.Random(seed)
+    return Image.frombytes("RGB", (width, height), rng.randbytes(width * height * 3))
+
+
+def solid_jpeg(colour: tuple[int, int, int], size: tuple[int, int] = (320, 240)) -> bytes:
+    return _save(Image.new("RGB", size, colour), "JPEG", quality=85)
+
+
+def png_with_alpha() -> bytes:
+    """200x100 PNG: left half fully transparent, right half opaque blue."""
+    image = Image.new("RGBA", (200, 100), (0, 0, 0, 0))
+    image.paste((0, 0, 255, 255), (100, 0, 200, 100))
+    return _save(image, "PNG")
+
+
+def gif() -> bytes:
+    return _save(Image.new("P", (40, 30), 3), "GIF")
+
+
+@functools.cache
+def jpeg_1_5_mb() -> bytes:
+    """A 1400x1200 noise JPEG of about 1.5 MB: inside the pass-through limits."""
+    return _save(_noise(1400, 1200, 1), "JPEG", quality=90, subsampling=2)
+
+
+@functools.cache
+def jpeg_near_2_mib() -> bytes:
+    """A 1560x1430 noise JPEG just under 2 MiB: the largest kind that still passes through."""
+    return _save(_noise(1560, 1430, 3), "JPEG", quality=90, subsampling=2)
+
+
+@functools.cache
+def png_10_mb() -> bytes:
+    """A 1900x1800 noise PNG of about 10 MB: re-encoded by the client, not sent as is."""
+    return _save(_noise(1900, 1800, 2), "PNG", compress_level=1)
+
+
+FIVE_COLOURS: tuple[tuple[int, int, int], ...] = (
+    (255, 0, 0),
+    (0, 255, 0),
+    (0, 0, 255),
+    (255, 255, 0),
+    (0, 255, 255),
+)
