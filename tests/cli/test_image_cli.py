@@ -1,0 +1,115 @@
+"""`fuseforks image inspect` over real files: images, base64 text, and a saved MCP tool result."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from fuseforks.cli import main
+from fuseforks.engine.image_types import NormalizedImage
+from fuseforks.engine.images import normalize_image
+from tests.helpers import imagegen as gen
+
+
+def run(*args: str) -> list[str]:
+    result = CliRunner().invoke(main, ["image", "inspect", *args])
+    assert result.exit_code == 0, result.output
+    return result.output.splitlines()
+
+
+def test_lines_for_pass_through_re_encode_and_drop(tmp_path: Path) -> None:
+    jpeg = gen.jpeg(640, 424)
+    png = gen.encode(gen.photo(3000, 2000), "PNG")
+    (tmp_path / "cam.jpg").write_bytes(jpeg)
+    (tmp_path / "shot.png").write_bytes(png)
+    (tmp_path / "anim.gif").write_bytes(gen.encode(gen.photo(30, 20), "GIF"))
+    reencoded = normalize_image(png)
+    assert isinstance(reencoded, NormalizedImage)
+    lines = run(str(tmp_path / "cam.jpg"), str(tmp_path / "shot.png"), str(tmp_path / "anim.gif"))
+    assert lines == [
+        f"{tmp_path}/cam.jpg: pass_through format=JPEG->JPEG bytes={len(jpeg)}->{len(jpeg)}"
+        f" px=640x424 sha256={hashlib.sha256(jpeg).hexdigest()}",
+        f"{tmp_path}/shot.png: re_encoded format=PNG->JPEG bytes={len(png)}->{reencoded.size}"
+        f" px=1568x1045 sha256={reencoded.digest}",
+        f"{tmp_path}/anim.gif: dropped reason=unsupported_format format=GIF"
+        " detail='GIF is not carried'",
+    ]
+
+
+def test_a_file_of_base64_text_is_read_as_an_mcp_block(tmp_path: Path) -> None:
+    jpeg = gen.jpeg(100, 50)
+    (tmp_path / "block.txt").write_text(base64.b64encode(jpeg).decode() + "\n")
+    (tmp_path / "broken.txt").write_text("QUJ\n")
+    lines = run(str(tmp_path / "block.txt"), str(tmp_path / "broken.txt"))
+    assert lines == [
+        f"{tmp_path}/block.txt: pass_through format=JPEG->JPEG bytes={len(jpeg)}->{len(jpeg)}"
+        f" px=100x50 sha256={hashlib.sha256(jpeg).hexdigest()}",
+        f"{tmp_path}/broken.txt: dropped reason=unreadable format=- detail='broken base64'",
+    ]
+
+
+def test_a_saved_tool_result_shows_each_block_its_claim_and_the_cap(tmp_path: Path) -> None:
+    jpegs = [gen.jpeg(64 + i, 48, seed=i) for i in range(5)]
+    content = [{"type": "text", "text": "five frames"}] + [
+        {"type": "image", "data": base64.b64encode(j).decode(), "mimeType": "image/png"}
+        for j in jpegs
+    ]
+    response = {"jsonrpc": "2.0", "id": 3, "result": {"content": content, "isError": False}}
+    (tmp_path / "result.json").write_text(json.dumps(response))
+    lines = run(str(tmp_path / "result.json"))
+    expected = [
+        f"{tmp_path}/result.json#{i}: pass_through claimed=image/png format=JPEG->JPEG"
+        f" bytes={len(j)}->{len(j)} px={64 + i}x48 sha256={hashlib.sha256(j).hexdigest()}"
+        for i, j in enumerate(jpegs[:4])
+    ]
+    expected.append(
+        f"{tmp_path}/result.json#4: dropped claimed=image/png reason=too_many format=JPEG"
+        " detail='more than 4 images in one result'"
+    )
+    assert lines == expected
+
+
+def test_json_output_carries_every_field_and_never_the_bytes(tmp_path: Path) -> None:
+    jpeg = gen.jpeg(80, 60)
+    (tmp_path / "a.jpg").write_bytes(jpeg)
+    (tmp_path / "b.bin").write_bytes(b"\x00not an image")
+    result = CliRunner().invoke(
+        main, ["image", "inspect", "--json", str(tmp_path / "a.jpg"), str(tmp_path / "b.bin")]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == [
+        {
+            "file": f"{tmp_path}/a.jpg",
+            "outcome": "kept",
+            "path": "pass_through",
+            "source_format": "JPEG",
+            "media_type": "image/jpeg",
+            "source_size": len(jpeg),
+            "size": len(jpeg),
+            "width": 80,
+            "height": 60,
+            "digest": hashlib.sha256(jpeg).hexdigest(),
+        },
+        {
+            "file": f"{tmp_path}/b.bin",
+            "outcome": "dropped",
+            "reason": "unreadable",
+            "detail": "bytes of no known image format",
+        },
+    ]
+    assert base64.b64encode(jpeg).decode()[:40] not in result.output
+
+
+def test_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["image", "inspect", str(tmp_path / "nope.png")])
+    assert result.exit_code == 2
+    assert "does not exist" in result.output
+
+
+def test_image_is_listed_among_the_commands() -> None:
+    result = CliRunner().invoke(main, ["--help"])
+    assert "image" in result.output.split("Commands:")[1]
