@@ -28,28 +28,30 @@ FallbackOutcome = Literal["ok", "failed"]
 StopReason = Literal["-", "tool_limit", "repeat", "error", "aborted"]
 
 
-class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag=True):
+class Event(
+    msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag=True, omit_defaults=True
+):
     """Base of every event; the `kind` tag is the class name."""
 
 
 # --- value objects carried inside events -------------------------------------------------------
 
 
-class ToolSpecRecord(msgspec.Struct, frozen=True, kw_only=True):
+class ToolSpecRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     name: str
     description: str = ""
     input_schema: str = "{}"
     """JSON text of the tool's input schema."""
 
 
-class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True):
+class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     call_id: str
     name: str
     arguments: str = "{}"
     """Canonical JSON text (sorted keys) of the arguments — also the RepeatGuard's identity."""
 
 
-class Usage(msgspec.Struct, frozen=True, kw_only=True):
+class Usage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
@@ -69,7 +71,7 @@ class ImageMeta(msgspec.Struct, frozen=True, kw_only=True):
     source_size: int
 
 
-class ImageDrop(msgspec.Struct, frozen=True, kw_only=True):
+class ImageDrop(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     index: int
     reason: DropReason
     source_format: str | None = None

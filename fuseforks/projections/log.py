@@ -7,6 +7,7 @@ text-only engine wrote.
 
 from __future__ import annotations
 
+import re
 from typing import assert_never
 
 import msgspec
@@ -35,82 +36,42 @@ from fuseforks.events.types import (
 
 class LogState(msgspec.Struct, frozen=True, kw_only=True):
     agent: str = "-"
+    agent_token: str = "-"
+    """`agent` as written in a line, quoted once per turn instead of once per line."""
     wire: str = "-"
     model: str = "-"
     lines: tuple[str, ...] = ()
 
 
+_NEEDS_QUOTES = re.compile(r'[\s="]|^$')
+
+
 def value(raw: object) -> str:
     """A field value as written in a line: bare when it is one token, JSON-quoted otherwise."""
-    if isinstance(raw, bool):
-        return "true" if raw else "false"
+    if raw is True:
+        return "true"
+    if raw is False:
+        return "false"
     text = str(raw)
-    if text and not any(c.isspace() or c in '="' for c in text):
+    if _NEEDS_QUOTES.search(text) is None:
         return text
     return msgspec.json.encode(text).decode()
 
 
-def line(head: str, **fields: object) -> str:
-    return head + ": " + " ".join(f"{key}={value(raw)}" for key, raw in fields.items())
+
+def _status(status: int | None) -> str:
+    return "-" if status is None else str(status)
 
 
 def render(state: LogState, event: TurnEvent) -> list[str]:
-    """The lines one event adds, given the turn's context so far."""
-    agent = state.agent
+    """The lines one event adds, given the turn's context so far.
+
+    Written as plain f-strings: this runs once per event on every replay and read, so it stays cheap.
+    Free-form values go through `value`; numbers and enumerated codes cannot need quoting.
+    """
+    agent = state.agent_token
     match event:
-        case ToolResultRecorded():
-            fields: dict[str, object] = {
-                "agent": agent,
-                "round": event.round,
-                "name": event.name,
-                "ok": event.ok,
-                "body_chars": len(event.body),
-            }
-            if event.image_digests:
-                fields["images"] = len(event.image_digests)
-            return [line("tool", **fields)]
-        case ImagesDropped():
-            return [
-                line("tool image dropped", agent=agent, name=event.name, reason=drop.reason)
-                for drop in event.drops
-            ]
-        case ImagesCapped():
-            return [
-                line("tool image capped", agent=agent, round=event.round, removed=event.removed,
-                     kept=event.kept)
-            ]
-        case FallbackSettled():
-            return [
-                line("tool image fallback", agent=agent, model=event.model, removed=event.removed,
-                     outcome=event.outcome)
-            ]
-        case LlmRetried():
-            return [
-                line("llm retry", agent=agent, round=event.round, attempt=event.attempt,
-                     status=event.status if event.status is not None else "-",
-                     **{"class": event.error_class}, delay_ms=event.delay_ms)
-            ]
-        case LlmRetryStopped():
-            return [
-                line("llm retry stop", agent=agent, round=event.round, attempt=event.attempt,
-                     status=event.status if event.status is not None else "-",
-                     **{"class": event.error_class}, code=event.code or "-")
-            ]
-        case AttachmentFallback():
-            return [
-                line("attachment fallback", agent=agent, model=event.model,
-                     converted=event.converted)
-            ]
-        case RepeatDetected():
-            return [
-                line("tool repeat", agent=agent, round=event.round, name=event.name,
-                     count=event.count)
-            ]
-        case TurnEnded():
-            return [
-                line("turn", agent=agent, backend=state.wire, model=state.model,
-                     rounds=event.rounds, stop=event.stop)
-            ]
+        # Most events add no line; matching them first keeps the common case to one test.
         case (
             TurnStarted()
             | RoundStarted()
@@ -122,13 +83,65 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
             | ImagesStripped()
         ):
             return []
+        case ToolResultRecorded():
+            text = (
+                f"tool: agent={agent} round={event.round} name={value(event.name)} "
+                f"ok={'true' if event.ok else 'false'} body_chars={len(event.body)}"
+            )
+            if event.image_digests:
+                text += f" images={len(event.image_digests)}"
+            return [text]
+        case ImagesDropped():
+            name = value(event.name)
+            return [
+                f"tool image dropped: agent={agent} name={name} reason={drop.reason}"
+                for drop in event.drops
+            ]
+        case ImagesCapped():
+            return [
+                f"tool image capped: agent={agent} round={event.round} removed={event.removed} "
+                f"kept={event.kept}"
+            ]
+        case FallbackSettled():
+            return [
+                f"tool image fallback: agent={agent} model={value(event.model)} "
+                f"removed={event.removed} outcome={event.outcome}"
+            ]
+        case LlmRetried():
+            return [
+                f"llm retry: agent={agent} round={event.round} attempt={event.attempt} "
+                f"status={_status(event.status)} class={value(event.error_class)} "
+                f"delay_ms={event.delay_ms}"
+            ]
+        case LlmRetryStopped():
+            return [
+                f"llm retry stop: agent={agent} round={event.round} attempt={event.attempt} "
+                f"status={_status(event.status)} class={value(event.error_class)} "
+                f"code={value(event.code or '-')}"
+            ]
+        case AttachmentFallback():
+            return [
+                f"attachment fallback: agent={agent} model={value(event.model)} "
+                f"converted={event.converted}"
+            ]
+        case RepeatDetected():
+            return [
+                f"tool repeat: agent={agent} round={event.round} name={value(event.name)} "
+                f"count={event.count}"
+            ]
+        case TurnEnded():
+            return [
+                f"turn: agent={agent} backend={value(state.wire)} model={value(state.model)} "
+                f"rounds={event.rounds} stop={event.stop}"
+            ]
         case _:
             assert_never(event)
 
 
 def evolve_log(state: LogState, event: TurnEvent) -> LogState:
     if isinstance(event, TurnStarted):
-        state = LogState(agent=event.agent, wire=event.wire, model=event.model, lines=state.lines)
+        state = LogState(agent=event.agent, agent_token=value(event.agent), wire=event.wire,
+                         model=event.model, lines=state.lines)
     added = render(state, event)
     if not added:
         return state

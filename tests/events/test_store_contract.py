@@ -1,0 +1,92 @@
+"""One contract, every store: the in-memory reference and the SQLite file run the same tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from fuseforks.errors import ConcurrencyError
+from fuseforks.events.codec import Envelope
+from fuseforks.events.jsonl import export_turn, import_stream, read_stream
+from fuseforks.events.memory_store import MemoryStore
+from fuseforks.events.privacy import PixelLeakError
+from fuseforks.events.sequencer import FixedClock, Sequencer
+from fuseforks.events.sqlite_store import SqliteStore
+from fuseforks.events.store import EventStore
+from fuseforks.events.types import RoundStarted, ToolResultRecorded
+from tests.events.samples import SAMPLES
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request, tmp_path) -> Iterator[EventStore]:
+    made: EventStore = MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "s.db")
+    yield made
+    made.close()
+
+
+def sealed(turn_id: str, events, last_seq: int = 0, start: str = "2026-11-30T00:00:00.000Z"):
+    return Sequencer(turn_id, FixedClock(start), last_seq).seal(events)
+
+
+def test_append_then_read_returns_the_same_envelopes_in_order(store) -> None:
+    first = sealed("t1", SAMPLES[:5])
+    second = sealed("t1", SAMPLES[5:], last_seq=5)
+    store.append(first)
+    store.append(second)
+    assert store.read("t1") == first + second
+    assert [e.seq for e in store.read("t1", after=15)] == [16, 17]
+    assert store.last_seq("t1") == len(SAMPLES)
+    assert store.last_seq("unknown") == 0
+    assert store.read("unknown") == []
+
+
+def test_an_append_that_does_not_continue_the_sequence_is_refused(store) -> None:
+    store.append(sealed("t1", SAMPLES[:3]))
+    with pytest.raises(ConcurrencyError, match="turn t1: expected seq 4, got 3"):
+        store.append(sealed("t1", SAMPLES[3:5], last_seq=2))
+    with pytest.raises(ConcurrencyError, match="expected seq 4, got 5"):
+        store.append(sealed("t1", SAMPLES[3:5], last_seq=4))
+    assert [e.seq for e in store.read("t1")] == [1, 2, 3]
+
+
+def test_a_round_that_fails_midway_leaves_nothing_of_itself(store) -> None:
+    store.append(sealed("t1", [RoundStarted(round=1)]))
+    good = sealed("t1", [RoundStarted(round=2), RoundStarted(round=3)], last_seq=1)
+    gap = Envelope(turn_id="t1", seq=9, at="x", event=RoundStarted(round=4))
+    with pytest.raises(ConcurrencyError):
+        store.append([*good, gap])
+    assert [e.seq for e in store.read("t1")] == [1]
+
+
+def test_turns_are_listed_oldest_first_with_counts(store) -> None:
+    store.append(sealed("late", SAMPLES[:2], start="2026-11-30T10:00:00.000Z"))
+    store.append(sealed("early", SAMPLES[:3], start="2026-11-30T09:00:00.000Z"))
+    listed = [(t.turn_id, t.events, t.first_at) for t in store.turns()]
+    assert listed == [
+        ("early", 3, "2026-11-30T09:00:00.000Z"),
+        ("late", 2, "2026-11-30T10:00:00.000Z"),
+    ]
+
+
+def test_export_then_import_moves_a_turn_unchanged(store, tmp_path) -> None:
+    original = sealed("t1", SAMPLES)
+    store.append(original)
+    path = tmp_path / "t1.jsonl"
+    assert export_turn(store, "t1", path) == len(SAMPLES)
+    assert path.read_bytes().count(b"\n") == len(SAMPLES)
+    target = MemoryStore()
+    assert import_stream(target, path) == {"t1": len(SAMPLES)}
+    assert target.read("t1") == original
+    assert read_stream(path) == original
+
+
+def test_a_sqlite_append_with_a_leaking_event_rolls_back_the_whole_round(tmp_path) -> None:
+    with SqliteStore(tmp_path / "s.db") as store:
+        leaking = ToolResultRecorded(round=1, call_id="c", name="t", ok=True, body="A" * 300)
+        batch = sealed("t1", [RoundStarted(round=1)]) + [
+            Envelope(turn_id="t1", seq=2, at="x", event=leaking)
+        ]
+        with pytest.raises(PixelLeakError):
+            store.append(batch)
+        assert store.read("t1") == []
