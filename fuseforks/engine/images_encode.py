@@ -14,7 +14,7 @@ import io
 from PIL import Image, ImageCms
 
 from fuseforks.engine.image_types import DECODE_MAX_EDGE_PX, MAX_EDGE_PX
-from fuseforks.engine.images_probe import PNG_SIGNATURE, png_chunks
+from fuseforks.engine.images_probe import damaged_ancillary_png_chunks
 
 JPEG_QUALITY = 85
 
@@ -57,15 +57,14 @@ def drop_damaged_ancillary_chunks(data: bytes) -> bytes:
     file through. Removing only the damaged optional chunks keeps both rules: a broken colour
     profile no longer costs the picture, and a broken critical chunk (IHDR, IDAT...) still fails.
     """
-    chunks = png_chunks(data)
-    damaged = [c for c in chunks if not c[3] and c[0][0] & 0x20]
+    damaged = damaged_ancillary_png_chunks(data)
     if not damaged:
         return data
-    parts = [PNG_SIGNATURE]
-    cursor = len(PNG_SIGNATURE)
-    for _ctype, start, length, _ok in damaged:
-        parts.append(data[cursor : start - 8])
-        cursor = start + length + 4
+    parts = []
+    cursor = 0
+    for start, end in damaged:
+        parts.append(data[cursor:start])
+        cursor = end
     parts.append(data[cursor:])
     return b"".join(parts)
 

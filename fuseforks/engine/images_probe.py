@@ -131,26 +131,29 @@ def _probe_jpeg(data: bytes) -> Header:
         pos += length
 
 
-def png_chunks(data: bytes) -> list[tuple[bytes, int, int, bool]]:
-    """(type, data offset, data length, crc ok) of each whole chunk, stopping after IEND.
+def damaged_ancillary_png_chunks(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) byte spans of whole ancillary chunks whose CRC is wrong, up to IEND.
 
-    A chunk cut by the end of the file is not listed; `png_is_intact` tells whether that happened.
+    Only ancillary chunks (lower-case first letter: iCCP, tEXt, eXIf...) are checksummed; critical
+    ones are left to the decoder, which refuses them. A chunk cut by the end of the file stops
+    the walk: the decoder will report the truncation.
     """
-    chunks: list[tuple[bytes, int, int, bool]] = []
+    damaged: list[tuple[int, int]] = []
     pos = len(PNG_SIGNATURE)
     end = len(data)
     while pos + 12 <= end:
         length, ctype = struct.unpack_from(">I4s", data, pos)
-        start = pos + 8
-        if length > end - start - 4:
+        chunk_end = pos + 12 + length
+        if chunk_end > end:
             break
-        (crc,) = struct.unpack_from(">I", data, start + length)
-        ok = zlib.crc32(data[pos + 4 : start + length]) == crc
-        chunks.append((ctype, start, length, ok))
-        pos = start + length + 4
+        if ctype[0] & 0x20:
+            (crc,) = struct.unpack_from(">I", data, chunk_end - 4)
+            if zlib.crc32(data[pos + 4 : chunk_end - 4]) != crc:
+                damaged.append((pos, chunk_end))
         if ctype == b"IEND":
             break
-    return chunks
+        pos = chunk_end
+    return damaged
 
 
 def _probe_png(data: bytes) -> Header:
