@@ -1,0 +1,147 @@
+"""Faults of real server processes: each is a tool error with an exact one-line reason.
+
+Timeouts are set to 1 s here (the default is 60 s) so the suite stays quick.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from fuseforks.engine.tool_output import ToolOutput
+from fuseforks.mcp import HttpServer, StdioServer, ToolHub
+from tests.mcp.conftest import camera_stdio, free_port, stdio
+
+MISSING = "/nonexistent/fuseforks-no-such-server"
+
+
+def error(reason: str) -> ToolOutput:
+    return ToolOutput(text=f"Tool returned an error: {reason}", is_error=True, fault=reason)
+
+
+async def test_crash_mid_call_is_a_tool_error_and_the_next_call_restarts() -> None:
+    async with ToolHub([stdio("faulty", "faulty.py")]) as hub:
+        before = (await hub.call("faulty__pid", {}, "en")).text
+        crashed = await hub.call("faulty__crash", {}, "en")
+        after = await hub.call("faulty__pid", {}, "en")
+    assert crashed == error(
+        "server 'faulty' closed the connection during the call (stderr: boom: simulated crash)"
+    )
+    assert after.fault is None and after.text.isdigit()
+    assert after.text != before  # a new process answered
+
+
+async def test_hang_times_out_and_the_call_is_cancelled_on_the_server(tmp_path: Path) -> None:
+    marker = tmp_path / "cancelled"
+    config = stdio("faulty", "faulty.py", env={"FAULTY_MARKER": str(marker)})
+    async with ToolHub([config], call_timeout=1.0) as hub:
+        pid = (await hub.call("faulty__pid", {}, "en")).text
+        started = time.monotonic()
+        hung = await hub.call("faulty__hang", {}, "en")
+        waited = time.monotonic() - started
+        with anyio.fail_after(5):
+            while not marker.exists():
+                await anyio.sleep(0.02)
+        again = await hub.call("faulty__pid", {}, "en")
+    assert hung == error("server 'faulty' did not answer 'hang' within 1 s; the call was cancelled")
+    assert 0.9 < waited < 3.0
+    assert marker.read_text() == "cancelled"
+    assert again.text == pid  # a timeout leaves a live server alone: no restart
+
+
+async def test_exit_at_start_is_reported_and_restarted_once_only(tmp_path: Path) -> None:
+    counter = tmp_path / "starts"
+    config = stdio("broken", "exit_at_start.py", env={"EXIT_COUNTER": str(counter)})
+    reason = "server 'broken' exited before completing the MCP handshake (stderr: fatal: no camera attached)"
+    async with ToolHub([config]) as hub:
+        assert hub.start_faults == {"broken": reason}
+        assert hub.list_tools() == []
+        first = await hub.call("broken__live_view_image", {}, "en")
+        second = await hub.call("broken__live_view_image", {}, "en")
+        third = await hub.call("broken__live_view_image", {}, "en")
+    assert first == error(reason)
+    assert second == error(f"server 'broken' is down (restart failed): {reason}")
+    assert third == second
+    assert counter.read_text() == "start\nstart\n"  # the hub's start plus exactly one restart
+
+
+async def test_hang_at_initialize_is_a_handshake_timeout() -> None:
+    async with ToolHub([stdio("stuck", "hang_at_init.py")], connect_timeout=1.0) as hub:
+        assert hub.start_faults == {
+            "stuck": "server 'stuck' did not complete the MCP handshake within 1 s"
+        }
+
+
+async def test_garbage_on_stdout_is_named_in_the_reason() -> None:
+    async with ToolHub([stdio("noisy", "garbage.py")], connect_timeout=1.0) as hub:
+        output = await hub.call("noisy__anything", {}, "en")
+    reason = (
+        "server 'noisy' wrote output to stdout that is not JSON-RPC and did not complete "
+        "the MCP handshake within 1 s"
+    )
+    assert hub.start_faults == {"noisy": reason}
+    assert output == error(reason)
+
+
+async def test_missing_executable_is_command_not_found() -> None:
+    reason = f"server 'ghost' could not be started: command not found: '{MISSING}'"
+    async with ToolHub([StdioServer(name="ghost", command=MISSING)]) as hub:
+        assert hub.start_faults == {"ghost": reason}
+        assert await hub.call("ghost__x", {}, "en") == error(reason)
+
+
+async def test_unreachable_http_server_is_named_with_its_url() -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    async with ToolHub([HttpServer(name="far", url=url)]) as hub:
+        assert hub.start_faults == {
+            "far": f"server 'far' could not be reached at {url}: All connection attempts failed"
+        }
+
+
+async def test_one_broken_server_leaves_the_others_working() -> None:
+    configs = [StdioServer(name="ghost", command=MISSING), camera_stdio()]
+    async with ToolHub(configs) as hub:
+        assert [tool.name for tool in hub.list_tools()] == [
+            "cam__live_view_image",
+            "cam__camera_status",
+        ]
+        output = await hub.call("cam__live_view_image", {}, "en")
+    assert output.fault is None and len(output.images) == 1
+
+
+async def test_unknown_tools_are_tool_errors_not_exceptions() -> None:
+    async with ToolHub([stdio("faulty", "faulty.py")]) as hub:
+        unknown_on_server = await hub.call("faulty__nope", {}, "en")
+        no_server = await hub.call("nope", {}, "ja")
+    assert unknown_on_server == error("unknown tool 'faulty__nope'")
+    assert no_server == ToolOutput(
+        text="ツールはエラーを返しました: unknown tool 'nope'",
+        is_error=True,
+        fault="unknown tool 'nope'",
+    )
+
+
+async def test_invalid_arguments_come_back_as_the_servers_tool_error() -> None:
+    async with ToolHub([stdio("faulty", "faulty.py")]) as hub:
+        output = await hub.call("faulty__add", {"a": "x", "b": 2}, "en")
+        fine = await hub.call("faulty__add", {"a": 1, "b": 2}, "en")
+    assert output.is_error and output.fault is None
+    assert output.text.startswith("Tool returned an error: Error executing tool add: 1 validation")
+    assert fine == ToolOutput(text="3")
+
+
+async def test_stdio_server_gets_configured_env_but_not_the_callers_keys(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FUSEFORKS_SENTINEL_API_KEY", "sk-sentinel-must-not-leak")
+    monkeypatch.setenv("FAULTY_GIVEN", "from-the-caller")
+    config = stdio("faulty", "faulty.py", env={"FAULTY_GIVEN": "from-the-config"})
+    async with ToolHub([config]) as hub:
+        seen = json.loads((await hub.call("faulty__env_probe", {}, "en")).text)
+    assert seen["FUSEFORKS_SENTINEL_API_KEY"] is None
+    assert seen["FAULTY_GIVEN"] == "from-the-config"
+    assert seen["PATH"] and seen["HOME"]
