@@ -60,7 +60,6 @@ class Request(_Strict):
     messages: list[Message]
     system: str | list[TextBlock] | None = None
     tools: list[Tool] = []
-    temperature: float | None = None
     tool_choice: dict[str, Any] | None = None
     stream: bool = False
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any, Literal
 
 import msgspec
@@ -130,7 +131,7 @@ def handle(payload: object, seq: int, script: Script, model: str) -> Reply:
         raise Invalid(decision.message)
     if isinstance(decision, CallTools):
         parts: list[dict[str, Any]] = [
-            {"functionCall": {"name": name, "args": {}}, "thoughtSignature": f"sig-{seq}-{i}"}
+            {"functionCall": {"name": name, "args": {}}, "thoughtSignature": base64.b64encode(f"sig-{seq}-{i}".encode()).decode()}
             for i, name in enumerate(decision.names)]
     else:
         assert isinstance(decision, Answer)

@@ -3,6 +3,7 @@
 Placement: native. A tool result with images becomes `tool_result.content` = the image blocks
 **then** the text block (the order measured in the seed's P0); without images `content` stays the
 plain string. Consecutive tool results share one user message, as the API requires.
+`ChatRequest.temperature` is not sent (the current API has no such parameter).
 """
 
 from __future__ import annotations
@@ -92,8 +93,8 @@ def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpR
             {"name": t.name, "description": t.description, "input_schema": t.input_schema}
             for t in request.tools
         ]
-    if request.temperature is not None:
-        body["temperature"] = request.temperature
+    # No `temperature`: the current Messages API no longer takes it (absent from the official
+    # SDK's MessageCreateParams, which tests/wires/test_sdk_shapes.py validates against).
     headers = {
         "content-type": "application/json",
         "anthropic-version": API_VERSION,

@@ -1,0 +1,64 @@
+"""Builders for wire tests: real two-colour images (Pillow) and canonical conversations."""
+
+from __future__ import annotations
+
+import io
+
+from PIL import Image
+
+from fuseforks.engine.vault import ImageVault
+from fuseforks.wires.canonical import (
+    AssistantMessage, ChatRequest, ImageRef, ToolCall, ToolResultMessage, ToolSpec, UserMessage,
+)
+
+GREEN = (0, 255, 0)
+MAGENTA = (255, 0, 255)
+SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
+TOOLS = [
+    ToolSpec(name="camera_snapshot", description="Take a photo.", input_schema=SCHEMA),
+    ToolSpec(name="camera_status", description="Report camera state.", input_schema=SCHEMA),
+]
+
+
+def two_colour(fmt: str, left: tuple[int, int, int] = GREEN, right: tuple[int, int, int] = MAGENTA,
+               size: tuple[int, int] = (128, 96)) -> bytes:
+    image = Image.new("RGB", size, left)
+    image.paste(right, (size[0] // 2, 0, size[0], size[1]))
+    out = io.BytesIO()
+    image.save(out, format=fmt, quality=90)
+    return out.getvalue()
+
+
+def two_colour_jpeg(left: tuple[int, int, int] = GREEN, right: tuple[int, int, int] = MAGENTA) -> bytes:
+    return two_colour("JPEG", left, right)
+
+
+def caption(tool: str, count: int) -> str:
+    """Stands in for the turn layer's village-language carrier caption."""
+    return f"({count} image{'s' if count != 1 else ''} from the result of {tool})"
+
+
+def tool_round(
+    results: list[tuple[str, str, list[ImageRef]]], *, model: str = "sim-vision-1",
+    system: str | None = "You are a careful assistant.",
+) -> ChatRequest:
+    """user → assistant calling each tool → one tool result per call, in order.
+
+    `results` holds (tool name, result text, images) per call; call ids are `call_1`, `call_2`…
+    """
+    calls = [ToolCall(id=f"call_{n}", name=name) for n, (name, _, _) in enumerate(results, 1)]
+    messages: list = [
+        UserMessage(text="Take a photo and tell me what you see."),
+        AssistantMessage(text="", tool_calls=calls),
+    ]
+    for call, (name, text, images) in zip(calls, results):
+        messages.append(ToolResultMessage(
+            tool_call_id=call.id, name=name, text=text, images=images,
+            caption=caption(name, len(images)) if images else None,
+        ))
+    return ChatRequest(model=model, messages=messages, tools=TOOLS, system=system, max_tokens=512)
+
+
+def snapshot_request(vault: ImageVault, images: int = 1, *, model: str = "sim-vision-1") -> ChatRequest:
+    refs = [vault.put(two_colour_jpeg(), "image/jpeg") for _ in range(images)]
+    return tool_round([("camera_snapshot", '{"width":128,"height":96}', refs)], model=model)

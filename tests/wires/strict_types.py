@@ -1,0 +1,85 @@
+"""Strict validation of a JSON body against an official SDK's TypedDict request type.
+
+pydantic validates `Iterable[...]` fields lazily (a generator nobody consumes checks nothing) and
+TypedDicts ignore unknown keys. `strict(tp)` rebuilds the type: every TypedDict gets
+`extra="forbid"`, every Iterable/Sequence becomes a list (validated eagerly). Recursive TypedDicts
+are left as they are on the back-edge (our requests never use those branches). SDK response
+models that the param unions also admit (pydantic models with extra fields allowed) are dropped.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import types
+import typing
+from typing import Any, Union
+
+import typing_extensions as te
+import pydantic
+from pydantic import ConfigDict, TypeAdapter
+
+_BUILT: dict[Any, Any] = {}
+_BUILDING: set[Any] = set()
+_LIST_ORIGINS = {list, collections.abc.Iterable, collections.abc.Sequence, typing.Iterable,
+                 typing.Sequence, typing.List}
+_DICT_ORIGINS = {dict, collections.abc.Mapping, typing.Dict, typing.Mapping}
+
+
+def _unwrap(tp: Any) -> Any:
+    while te.get_origin(tp) in (te.Required, te.NotRequired, te.Annotated, typing.Annotated):
+        tp = te.get_args(tp)[0]
+    return tp
+
+
+def _is_model(tp: Any) -> bool:
+    """SDK response models (pydantic, extra allowed) that the SDKs also accept as input; a
+    request body must use the TypedDict params, so they are dropped from unions."""
+    if isinstance(tp, type) and issubclass(tp, pydantic.BaseModel):
+        return True
+    if te.get_origin(tp) in (Union, types.UnionType):
+        return all(_is_model(a) for a in te.get_args(tp))
+    return False
+
+
+def strict(tp: Any) -> Any:
+    tp = _unwrap(tp)
+    if te.is_typeddict(tp):
+        if tp in _BUILT:
+            return _BUILT[tp]
+        if tp in _BUILDING:
+            return tp
+        _BUILDING.add(tp)
+        try:
+            hints = te.get_type_hints(tp, include_extras=True)
+            fields = {
+                key: (te.Required if key in tp.__required_keys__ else te.NotRequired)[strict(value)]
+                for key, value in hints.items()
+            }
+            rebuilt = te.TypedDict(f"Strict{tp.__name__}", fields, total=False)  # type: ignore[operator]
+            rebuilt.__pydantic_config__ = ConfigDict(extra="forbid", arbitrary_types_allowed=True)  # type: ignore[attr-defined]
+            _BUILT[tp] = rebuilt
+            return rebuilt
+        finally:
+            _BUILDING.discard(tp)
+    origin = te.get_origin(tp)
+    args = te.get_args(tp)
+    if origin in (Union, types.UnionType):
+        members = [strict(a) for a in args]
+        params = [m for m in members if not _is_model(m)] or members
+        return Union[tuple(params)]  # type: ignore[return-value]
+    if origin in _LIST_ORIGINS or getattr(origin, "__name__", "") == "SequenceNotStr":
+        return list[strict(args[0])] if args else list
+    if origin in _DICT_ORIGINS:
+        return dict[args[0], strict(args[1])] if args else dict
+    return tp
+
+
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+
+
+def validate_strict(tp: Any, value: object) -> None:
+    """Raise pydantic.ValidationError unless `value` is exactly an instance of SDK type `tp`."""
+    adapter = _ADAPTERS.get(tp)
+    if adapter is None:
+        adapter = _ADAPTERS[tp] = TypeAdapter(strict(tp))
+    adapter.validate_python(value, strict=True)
