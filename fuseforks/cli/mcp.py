@@ -1,0 +1,249 @@
+"""`fuseforks mcp`: check an MCP server the way the engine will use it.
+
+`tools` lists what a configuration offers the model (prefixed names). `call` calls one tool on any
+server — a command line after `--` (stdio), a `--url` (streamable HTTP), or a server of a
+configuration — and prints the tool output as the model would get it: the text, then one line per
+image (format, size, digest, passed through or re-encoded) and one per dropped image with its
+reason. Image bytes are never printed.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import click
+import msgspec
+
+from fuseforks.engine.image_types import DroppedImage, NormalizedImage
+from fuseforks.engine.texts import SUPPORTED_LANGUAGES, format_size
+from fuseforks.engine.tool_output import ToolOutput
+from fuseforks.mcp import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_CONNECT_TIMEOUT,
+    ConfigError,
+    HttpServer,
+    ServerConfig,
+    StdioServer,
+    ToolHub,
+    load_config,
+)
+from fuseforks.mcp.config import tool_prefix
+
+_OUT_FORMATS = {"image/jpeg": "JPEG", "image/webp": "WEBP"}
+
+
+class ImageRow(msgspec.Struct):
+    index: int
+    format: str
+    width: int
+    height: int
+    size: int
+    digest: str
+    path: str
+    source_format: str
+    source_size: int
+
+
+class DroppedRow(msgspec.Struct):
+    index: int
+    reason: str
+    source_format: str | None
+    detail: str
+
+
+class CallReport(msgspec.Struct):
+    """`call --json`: the tool output without any image bytes."""
+
+    text: str
+    is_error: bool
+    fault: str | None
+    images: list[ImageRow]
+    dropped: list[DroppedRow]
+
+
+def _quiet_logs() -> None:
+    """Faults are printed by the command itself; the SDK's and the hub's log lines would repeat them."""
+    for name in ("mcp", "fuseforks.mcp"):
+        logging.getLogger(name).addHandler(logging.NullHandler())
+        logging.getLogger(name).propagate = False
+
+
+def _image_line(number: int, image: NormalizedImage) -> str:
+    fmt = _OUT_FORMATS.get(image.media_type, image.media_type)
+    how = (
+        "passed through"
+        if image.path == "pass_through"
+        else f"re-encoded from {image.source_format} {format_size(image.source_size)}"
+    )
+    return (
+        f"image {number}: {fmt} {image.width}x{image.height} {format_size(image.size)} "
+        f"sha256={image.digest} {how}"
+    )
+
+
+def _dropped_line(dropped: DroppedImage) -> str:
+    fmt = f" {dropped.source_format}" if dropped.source_format else ""
+    return f"dropped image {dropped.index + 1}:{fmt} {dropped.reason} ({dropped.detail})"
+
+
+def render_report(output: ToolOutput) -> str:
+    """The human form printed by `call`."""
+    lines = [output.text]
+    lines += [_image_line(n, image) for n, image in enumerate(output.images, start=1)]
+    lines += [_dropped_line(dropped) for dropped in output.dropped]
+    return "\n".join(lines)
+
+
+def report(output: ToolOutput) -> CallReport:
+    return CallReport(
+        text=output.text,
+        is_error=output.is_error,
+        fault=output.fault,
+        images=[
+            ImageRow(
+                index=n,
+                format=_OUT_FORMATS.get(i.media_type, i.media_type),
+                width=i.width,
+                height=i.height,
+                size=i.size,
+                digest=i.digest,
+                path=i.path,
+                source_format=i.source_format,
+                source_size=i.source_size,
+            )
+            for n, i in enumerate(output.images)
+        ],
+        dropped=[DroppedRow(d.index, d.reason, d.source_format, d.detail) for d in output.dropped],
+    )
+
+
+def _parse_call(argv: tuple[str, ...], remote: bool) -> tuple[list[str], str, dict[str, Any]]:
+    """Split `COMMAND [ARGS...] TOOL [JSON_ARGS]` (or `TOOL [JSON_ARGS]` for a remote server)."""
+    words = list(argv)
+    arguments: dict[str, Any] = {}
+    if words and words[-1].lstrip().startswith("{"):
+        try:
+            decoded = msgspec.json.decode(words.pop().encode())
+        except msgspec.DecodeError as error:
+            raise click.UsageError(f"JSON_ARGS is not valid JSON: {error}") from None
+        if not isinstance(decoded, dict):
+            raise click.UsageError("JSON_ARGS must be a JSON object")
+        arguments = decoded
+    if not words:
+        raise click.UsageError("missing TOOL")
+    tool = words.pop()
+    if remote and words:
+        raise click.UsageError(f"unexpected arguments before TOOL: {' '.join(words)}")
+    if not remote and not words:
+        raise click.UsageError("missing COMMAND: give `-- COMMAND [ARGS...] TOOL` or --url URL")
+    return words, tool, arguments
+
+
+def _pairs(values: tuple[str, ...], separator: str, option: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for value in values:
+        key, found, rest = value.partition(separator)
+        if not found or not key:
+            raise click.UsageError(f"{option} takes KEY{separator}VALUE, got {value!r}")
+        pairs[key.strip()] = rest.strip() if separator == ":" else rest
+    return pairs
+
+
+@click.group()
+def mcp() -> None:
+    """Check MCP servers: list their tools, call one and see what the model would get."""
+
+
+@mcp.command()
+@click.option("--config", "config_path", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path), help="An mcpServers JSON file.")
+@click.option("--connect-timeout", type=float, default=DEFAULT_CONNECT_TIMEOUT, show_default=True)
+def tools(config_path: Path, connect_timeout: float) -> None:
+    """List every tool of the configured servers as the model is offered it."""
+    _quiet_logs()
+    try:
+        servers = load_config(config_path)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+
+    async def run() -> dict[str, str]:
+        async with ToolHub(servers, connect_timeout=connect_timeout) as hub:
+            for tool in hub.list_tools():
+                summary = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
+                click.echo(f"{tool.name}\t{summary}")
+            return dict(hub.start_faults)
+
+    start_faults = anyio.run(run)
+    for reason in start_faults.values():
+        click.echo(f"fault: {reason}", err=True)
+    if start_faults:
+        sys.exit(1)
+
+
+@mcp.command(context_settings={"ignore_unknown_options": True})
+@click.option("--url", default=None, help="A streamable HTTP endpoint instead of a command.")
+@click.option("--header", "headers", multiple=True, help="HTTP header KEY:VALUE (with --url).")
+@click.option("--env", "env", multiple=True, help="Environment KEY=VALUE for the command.")
+@click.option("--config", "config_path", default=None, type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Call a prefixed TOOL of an mcpServers file.")
+@click.option("--language", type=click.Choice(SUPPORTED_LANGUAGES), default="en", show_default=True)
+@click.option("--timeout", type=float, default=DEFAULT_CALL_TIMEOUT, show_default=True)
+@click.option("--connect-timeout", type=float, default=DEFAULT_CONNECT_TIMEOUT, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the output as JSON (no image bytes).")
+@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
+def call(
+    url: str | None,
+    headers: tuple[str, ...],
+    env: tuple[str, ...],
+    config_path: Path | None,
+    language: str,
+    timeout: float,
+    connect_timeout: float,
+    as_json: bool,
+    argv: tuple[str, ...],
+) -> None:
+    """Call one tool and print what the model would get.
+
+    \b
+    fuseforks mcp call [OPTIONS] -- COMMAND [ARGS...] TOOL [JSON_ARGS]
+    fuseforks mcp call [OPTIONS] --url URL TOOL [JSON_ARGS]
+    fuseforks mcp call [OPTIONS] --config FILE SERVER__TOOL [JSON_ARGS]
+
+    Exit status: 0 for a result, 1 for a result the server marked isError, 2 for a fault.
+    """
+    _quiet_logs()
+    remote = url is not None or config_path is not None
+    command, tool, arguments = _parse_call(argv, remote)
+    servers: list[ServerConfig]
+    if config_path is not None:
+        try:
+            servers = load_config(config_path)
+        except ConfigError as error:
+            raise click.ClickException(str(error)) from None
+        name = tool
+    elif url is not None:
+        server = urlsplit(url).netloc or "server"
+        servers = [HttpServer(name=server, url=url, headers=_pairs(headers, ":", "--header"))]
+        name = f"{tool_prefix(server)}__{tool}"
+    else:
+        server = Path(command[0]).name or "server"
+        env_pairs = _pairs(env, "=", "--env")
+        servers = [StdioServer(name=server, command=command[0], args=command[1:], env=env_pairs)]
+        name = f"{tool_prefix(server)}__{tool}"
+
+    async def run() -> ToolOutput:
+        async with ToolHub(servers, call_timeout=timeout, connect_timeout=connect_timeout) as hub:
+            return await hub.call(name, arguments, language)
+
+    output = anyio.run(run)
+    if as_json:
+        click.echo(msgspec.json.encode(report(output)).decode())
+    else:
+        click.echo(render_report(output))
+    if output.fault is not None:
+        sys.exit(2)
+    if output.is_error:
+        sys.exit(1)

@@ -1,0 +1,109 @@
+"""`fuseforks mcp tools` and `fuseforks mcp call` against real server processes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from fuseforks.cli import main
+from fuseforks.demo.camera import frame_text, render_frame
+from tests.mcp.conftest import REPO, SERVERS
+
+PY = sys.executable
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_call_prints_the_text_then_one_line_per_image() -> None:
+    code, out, _ = run("mcp", "call", "--", PY, "-m", "fuseforks.demo.camera", "live_view_image")
+    frame = render_frame(1)
+    digest = hashlib.sha256(frame).hexdigest()
+    assert code == 0
+    assert out == (
+        f"{frame_text(1, frame)}\n"
+        f"image 1: JPEG 640x424 5 KB sha256={digest} passed through\n"
+    )
+
+
+def test_call_reports_re_encoding_and_drops() -> None:
+    code, out, _ = run("mcp", "call", "--", PY, str(SERVERS / "content.py"), "gif")
+    assert code == 0
+    assert out == (
+        "an animation\n"
+        "(image 1 was not sent: its format is not supported)\n"
+        "dropped image 1: GIF unsupported_format (GIF is not carried)\n"
+    )
+    code, out, _ = run("mcp", "call", "--", PY, str(SERVERS / "content.py"), "png_alpha")
+    lines = out.splitlines()
+    assert lines[0] == "(1 image)"
+    assert lines[1].startswith("image 1: JPEG 200x100 ")
+    assert lines[1].endswith(" re-encoded from PNG 1 KB")
+
+
+def test_call_json_passes_arguments_and_never_prints_bytes() -> None:
+    code, out, _ = run(
+        "mcp", "call", "--json", "--", PY, str(SERVERS / "faulty.py"), "add", '{"a": 2, "b": 40}'
+    )
+    assert code == 0
+    assert json.loads(out) == {
+        "text": "42",
+        "is_error": False,
+        "fault": None,
+        "images": [],
+        "dropped": [],
+    }
+    code, out, _ = run("mcp", "call", "--json", "--", PY, str(SERVERS / "content.py"), "jpeg")
+    (image,) = json.loads(out)["images"]
+    assert (image["format"], image["path"], image["width"]) == ("JPEG", "pass_through", 320)
+    assert "/9j/" not in out  # the base64 of a JPEG starts so
+
+
+def test_call_in_another_language_and_exit_status_of_an_error() -> None:
+    code, out, _ = run(
+        "mcp", "call", "--language", "ja", "--", PY, str(SERVERS / "content.py"), "is_error"
+    )
+    assert (code, out) == (1, "ツールはエラーを返しました: camera busy\n")
+
+
+def test_call_fault_exits_2_with_the_reason() -> None:
+    code, out, _ = run("mcp", "call", "--", "/nonexistent/fuseforks-no-such-server", "x")
+    assert code == 2
+    assert out == (
+        "Tool returned an error: server 'fuseforks-no-such-server' could not be started: "
+        "command not found: '/nonexistent/fuseforks-no-such-server'\n"
+    )
+
+
+def test_tools_lists_prefixed_names_and_faults(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "nik": {"command": PY, "args": ["-m", "fuseforks.demo.camera"], "cwd": str(REPO)},
+                    "ghost": {"command": "/nonexistent/fuseforks-no-such-server"},
+                }
+            }
+        )
+    )
+    code, out, err = run("mcp", "tools", "--config", str(config))
+    assert out == (
+        "nik__live_view_image\tTake one frame of the live view: a 640x424 JPEG and a JSON line "
+        "with its size and seq.\n"
+        "nik__camera_status\tWhether the camera is connected and how many frames it has taken "
+        "(text only).\n"
+    )
+    assert err == (
+        "fault: server 'ghost' could not be started: command not found: "
+        "'/nonexistent/fuseforks-no-such-server'\n"
+    )
+    assert code == 1
+    code, out, _ = run("mcp", "call", "--config", str(config), "nik__camera_status")
+    assert code == 0 and out.startswith('{"connected":true,')

@@ -1,0 +1,98 @@
+"""Reading the `mcpServers` JSON other MCP clients use."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fuseforks.mcp import ConfigError, HttpServer, StdioServer, load_config, parse_config
+from fuseforks.mcp.config import tool_prefix
+
+
+def test_a_typical_file_from_another_client_reads_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "claude_desktop_config.json"
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "nik": {
+                        "command": "uvx",
+                        "args": ["nik-mcp", "--live"],
+                        "env": {"NIK_PORT": "47321"},
+                        "autoApprove": ["live_view_image"],
+                        "timeout": 60,
+                    },
+                    "remote": {
+                        "type": "http",
+                        "url": "http://127.0.0.1:47321/mcp",
+                        "headers": {"Authorization": "Bearer abc"},
+                    },
+                    "old": {"command": "old-server", "disabled": True},
+                },
+                "globalShortcut": "Ctrl+Space",
+            }
+        )
+    )
+    assert load_config(path) == [
+        StdioServer(name="nik", command="uvx", args=["nik-mcp", "--live"], env={"NIK_PORT": "47321"}),
+        HttpServer(
+            name="remote",
+            url="http://127.0.0.1:47321/mcp",
+            headers={"Authorization": "Bearer abc"},
+        ),
+    ]
+
+
+def test_variables_expand_from_the_environment_only_where_written() -> None:
+    document = {
+        "mcpServers": {
+            "s": {
+                "command": "srv",
+                "args": ["--home=${HOME_DIR}", "--mode=${MODE:-fast}"],
+                "env": {"API_KEY": "${MY_KEY}"},
+            }
+        }
+    }
+    environ = {"HOME_DIR": "/h", "MY_KEY": "k-1"}
+    (server,) = parse_config(document, environ)
+    assert isinstance(server, StdioServer)
+    assert server.args == ["--home=/h", "--mode=fast"]
+    assert server.env == {"API_KEY": "k-1"}
+
+
+def test_a_missing_variable_is_an_error_naming_the_field() -> None:
+    document = {"mcpServers": {"s": {"command": "srv", "env": {"K": "${NOPE}"}}}}
+    with pytest.raises(ConfigError, match=r"^mcpServers\.s\.env\.K: environment variable NOPE is not set$"):
+        parse_config(document, {})
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ([], 'the configuration must be an object with an "mcpServers" object'),
+        ({"mcpServers": {"s": {"args": []}}}, 'mcpServers.s needs either "command" (stdio) or "url" (streamable HTTP)'),
+        ({"mcpServers": {"s": {"command": "x", "args": "-v"}}}, "mcpServers.s.args must be a list of strings"),
+        ({"mcpServers": {"s": {"url": "http://x", "type": "sse"}}}, "mcpServers.s: the sse transport is not supported; use streamable HTTP"),
+        ({"mcpServers": {"a.b": {"command": "x"}, "a_b": {"command": "y"}}}, "mcpServers: 'a.b' and 'a_b' give the same tool prefix 'a_b'"),
+    ],
+)
+def test_unusable_configurations_are_refused_with_a_precise_message(
+    document: object, message: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(document, {})
+    assert str(caught.value) == message
+
+
+def test_prefix_keeps_only_characters_providers_accept() -> None:
+    assert tool_prefix("nik") == "nik"
+    assert tool_prefix("my camera.v2") == "my_camera_v2"
+
+
+def test_invalid_json_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text("{")
+    with pytest.raises(ConfigError, match=r"bad\.json: not valid JSON"):
+        load_config(path)

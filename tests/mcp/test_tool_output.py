@@ -1,0 +1,89 @@
+"""`render_tool_output` on hand-built MCP content: the rules without a server in between.
+
+(The module lives in `fuseforks/engine`; its tests sit with the MCP tests that exercise it end to
+end.)
+"""
+
+from __future__ import annotations
+
+import base64
+
+from mcp.types import AudioContent, ImageContent, ResourceLink, TextContent
+
+from fuseforks.engine.tool_output import (
+    ToolOutput,
+    fault_output,
+    render_tool_output,
+    render_tool_output_async,
+)
+from tests.mcp.servers import pictures
+
+
+def image(data: bytes, mime: str = "image/jpeg") -> ImageContent:
+    return ImageContent(data=base64.b64encode(data).decode(), mime_type=mime)
+
+
+def test_text_blocks_are_joined_by_newlines_and_nothing_else_is_added() -> None:
+    content = [TextContent(text="a"), TextContent(text="b\nc")]
+    assert render_tool_output(content, False, "en") == ToolOutput(text="a\nb\nc")
+
+
+def test_no_blocks_and_an_empty_text_block_are_both_the_empty_result() -> None:
+    assert render_tool_output([], False, "ja").text == "（空の結果）"
+    assert render_tool_output([TextContent(text="")], False, "en").text == "(empty result)"
+
+
+def test_image_count_in_the_image_only_note_counts_sent_images() -> None:
+    content = [image(pictures.solid_jpeg((1, 2, 3))), image(pictures.gif(), "image/gif")]
+    output = render_tool_output(content, False, "en")
+    assert output.text == "(1 image)\n(image 2 was not sent: its format is not supported)"
+
+
+def test_all_images_dropped_leaves_only_the_notes_not_the_empty_result() -> None:
+    output = render_tool_output([image(pictures.gif(), "image/gif")], False, "en")
+    assert output.text == "(image 1 was not sent: its format is not supported)"
+    assert output.images == []
+
+
+def test_blocks_keep_their_order_and_notes_follow_the_body() -> None:
+    content = [
+        TextContent(text="first"),
+        AudioContent(data="UklGRg==", mime_type="audio/wav"),
+        ResourceLink(uri="https://example.org/a.png", name="a"),
+        image(b"garbage"),
+        TextContent(text="last"),
+    ]
+    output = render_tool_output(content, False, "en")
+    assert output.text == (
+        "first\n"
+        "(non-text content was returned (audio); it cannot be carried on this path)\n"
+        "https://example.org/a.png\n"
+        "last\n"
+        "(image 1 was not sent: it could not be read)"
+    )
+
+
+def test_is_error_prefixes_everything_the_model_reads() -> None:
+    content = [TextContent(text="no frame"), image(pictures.gif(), "image/gif")]
+    output = render_tool_output(content, True, "en")
+    assert output.text == (
+        "Tool returned an error: no frame\n(image 1 was not sent: its format is not supported)"
+    )
+    assert output.is_error and output.fault is None
+
+
+def test_fault_output_carries_the_reason_for_the_log() -> None:
+    assert fault_output("server 'x' closed the connection during the call", "zh") == ToolOutput(
+        text="工具返回了错误：server 'x' closed the connection during the call",
+        is_error=True,
+        fault="server 'x' closed the connection during the call",
+    )
+
+
+async def test_async_rendering_equals_the_synchronous_one() -> None:
+    content = [TextContent(text="t")] + [
+        image(pictures.solid_jpeg(colour)) for colour in pictures.FIVE_COLOURS
+    ]
+    assert await render_tool_output_async(content, False, "en") == render_tool_output(
+        content, False, "en"
+    )
