@@ -73,7 +73,7 @@ def _read(request: Request) -> Conversation:
         raise Invalid("messages: first message must use the \"user\" role")
     if request.max_tokens < 1:
         raise Invalid("max_tokens: must be at least 1")
-    rounds, total, latest = 0, 0, []
+    rounds, seen, latest = 0, [], []
     open_calls: set[str] = set()
     for n, message in enumerate(request.messages):
         where = f"messages.{n}"
@@ -100,7 +100,7 @@ def _read(request: Request) -> Conversation:
                 if isinstance(part, ImageBlock):
                     latest.append(decode_image(part.source.data, part.source.media_type,
                                                f"{where}.content"))
-                    total += 1
+                    seen.append(latest[-1])
                 elif isinstance(part, TextBlock) and not part.text:
                     raise Invalid(f"{where}: text content blocks must be non-empty")
             if isinstance(block, ToolUseBlock):
@@ -111,7 +111,7 @@ def _read(request: Request) -> Conversation:
     ends = any(isinstance(b, ToolResultBlock) for b in _blocks(last))
     return Conversation(model=request.model, tools=[t.name for t in request.tools],
                         tool_rounds_done=rounds, ends_with_tool_results=ends,
-                        latest_images=latest, total_images=total)
+                        latest_images=latest, all_images=seen)
 
 
 def handle(payload: object, seq: int, script: Script) -> Reply:

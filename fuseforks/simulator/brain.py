@@ -4,17 +4,19 @@ Script: while fewer than `rounds` tool rounds have happened, call the scripted t
 first declared tool); after that, answer about the images of the latest tool results. Profiles:
 `perplexity/deepseek-v4-pro-0813` refuses any request carrying an image with a bare 400 (seed P0:
 the model, not the placement, refuses); `gpt-oss-120b` answers 200 and ignores images (seed P0 —
-the case no fallback can detect).
+the case no fallback can detect); `sim-no-webp` refuses WebP only (for the JPEG fallback).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fuseforks.simulator.eyes import answer_about
+from fuseforks.simulator.eyes import answer_about, media_type_of
 
 IMAGE_REFUSING_MODELS = frozenset({"perplexity/deepseek-v4-pro-0813"})
 IMAGE_IGNORING_MODELS = frozenset({"gpt-oss-120b"})
+# An endpoint that takes JPEG but not WebP: what the openai-compat JPEG fallback exists for.
+WEBP_REFUSING_MODELS = frozenset({"sim-no-webp"})
 IGNORING_ANSWER = "I cannot see any image in the tool result."
 NO_TOOLS_ANSWER = "Hello from the fuseforks simulator."
 
@@ -36,7 +38,7 @@ class Conversation:
     tool_rounds_done: int
     ends_with_tool_results: bool
     latest_images: list[bytes] = field(default_factory=list)
-    total_images: int = 0
+    all_images: list[bytes] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +61,12 @@ Decision = CallTools | Answer | RefuseImages
 
 
 def decide(conversation: Conversation, script: Script) -> Decision:
-    if conversation.total_images and conversation.model in IMAGE_REFUSING_MODELS:
+    if conversation.all_images and conversation.model in IMAGE_REFUSING_MODELS:
         return RefuseImages()
+    if conversation.model in WEBP_REFUSING_MODELS and any(
+        media_type_of(image) == "image/webp" for image in conversation.all_images
+    ):
+        return RefuseImages(message="Unsupported image format: image/webp", code="invalid_image_format")
     if conversation.tools and conversation.tool_rounds_done < script.rounds and (
         conversation.tool_rounds_done == 0 or conversation.ends_with_tool_results
     ):

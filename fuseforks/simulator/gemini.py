@@ -87,7 +87,7 @@ def _one_field(part: Part, where: str) -> None:
 def _read(request: Request, model: str) -> Conversation:
     if not request.contents:
         raise Invalid("* GenerateContentRequest.contents: contents is not specified")
-    rounds, total, latest = 0, 0, []
+    rounds, seen, latest = 0, [], []
     calls_open = 0
     for n, content in enumerate(request.contents):
         where = f"contents[{n}]"
@@ -114,13 +114,13 @@ def _read(request: Request, model: str) -> Conversation:
                 blobs += [p.inline_data for p in part.function_response.parts]
             for blob in blobs:
                 latest.append(decode_image(blob.data, blob.mime_type, f"{where}.parts[{m}]"))
-                total += 1
+                seen.append(latest[-1])
     if calls_open:
         raise Invalid("the last function call turn has no function response turn")
     tools = [d.name for t in request.tools for d in t.function_declarations]
     ends = any(p.function_response for p in request.contents[-1].parts)
     return Conversation(model=model, tools=tools, tool_rounds_done=rounds,
-                        ends_with_tool_results=ends, latest_images=latest, total_images=total)
+                        ends_with_tool_results=ends, latest_images=latest, all_images=seen)
 
 
 def handle(payload: object, seq: int, script: Script, model: str) -> Reply:

@@ -103,7 +103,7 @@ def _tool_content(message: ToolMsg, where: str) -> None:
 
 
 def _read(request: Request) -> Conversation:
-    rounds, total, latest = 0, 0, []
+    rounds, seen, latest = 0, [], []
     pending: list[str] = []
     for n, message in enumerate(request.messages):
         where = f"messages[{n}]"
@@ -126,7 +126,7 @@ def _read(request: Request) -> Conversation:
             for part in message.content:
                 if isinstance(part, ImagePart):
                     latest.append(decode_data_url(part.image_url.url, f"{where}.content"))
-                    total += 1
+                    seen.append(latest[-1])
     if pending:
         raise Invalid(f"tool_call_ids did not have response messages: {', '.join(pending)}")
     ends = bool(request.messages) and isinstance(request.messages[-1], ToolMsg)
@@ -136,7 +136,7 @@ def _read(request: Request) -> Conversation:
             isinstance(p, ImagePart) for p in last.content)  # tool results + their carrier
     return Conversation(model=request.model, tools=[t.function.name for t in request.tools],
                         tool_rounds_done=rounds, ends_with_tool_results=ends,
-                        latest_images=latest, total_images=total)
+                        latest_images=latest, all_images=seen)
 
 
 def handle(payload: object, seq: int, script: Script) -> Reply:

@@ -93,7 +93,7 @@ def _read(request: Request) -> Conversation:
     raw_items = [{"role": "user", "content": request.input}] if isinstance(request.input, str) \
         else request.input
     items = [_item(raw, n) for n, raw in enumerate(raw_items)]
-    rounds, total, latest = 0, 0, []
+    rounds, seen, latest = 0, [], []
     called: set[str] = set()
     answered: set[str] = set()
     previous: object = None
@@ -111,7 +111,7 @@ def _read(request: Request) -> Conversation:
             answered.add(item.call_id)
             found = _images(item.output, where)
             latest += found
-            total += len(found)
+            seen += found
         elif isinstance(item, MessageItem):
             if item.role == "assistant":
                 latest = []
@@ -120,7 +120,7 @@ def _read(request: Request) -> Conversation:
                     raise Invalid(f"{where}: images are only accepted in user messages")
                 found = _images(item.content, where)
                 latest += found
-                total += len(found)
+                seen += found
         previous = item
     missing = called - answered
     if missing:
@@ -128,7 +128,7 @@ def _read(request: Request) -> Conversation:
     ends = bool(items) and isinstance(items[-1], FunctionCallOutputItem)
     return Conversation(model=request.model, tools=[t.name for t in request.tools],
                         tool_rounds_done=rounds, ends_with_tool_results=ends,
-                        latest_images=latest, total_images=total)
+                        latest_images=latest, all_images=seen)
 
 
 def handle(payload: object, seq: int, script: Script) -> Reply:

@@ -49,10 +49,13 @@ class Fault(msgspec.Struct, frozen=True, kw_only=True):
     status: int = 500
     retry_after: float | None = None
     wire: str | None = None
+    echo_key: bool = False  # the error message quotes the key received, as some providers do
 
     @classmethod
-    def error(cls, status: int, *, retry_after: float | None = None, wire: str | None = None) -> Fault:
-        return cls(kind="status", status=status, retry_after=retry_after, wire=wire)
+    def error(cls, status: int, *, retry_after: float | None = None, wire: str | None = None,
+              echo_key: bool = False) -> Fault:
+        return cls(kind="status", status=status, retry_after=retry_after, wire=wire,
+                   echo_key=echo_key)
 
     @classmethod
     def garbage(cls, *, wire: str | None = None) -> Fault:
@@ -78,6 +81,14 @@ _DROP = object()
 GARBAGE_BODY = b'{"id": "garbage", "choices": [ {"message": '  # truncated JSON
 
 
+def _presented_key(wire: str, headers: dict[str, str]) -> str:
+    if wire == "anthropic":
+        return headers.get("x-api-key", "")
+    if wire == "gemini":
+        return headers.get("x-goog-api-key", "")
+    return headers.get("authorization", "").removeprefix("Bearer ")
+
+
 def _auth_ok(wire: str, headers: dict[str, str], query: str) -> bool:
     if wire == "anthropic":
         return bool(headers.get("x-api-key")) and bool(headers.get("anthropic-version"))
@@ -100,6 +111,7 @@ class Simulator:
         self._tasks: set[asyncio.Task[None]] = set()
         self._seq = 0
         self.port = 0
+        self.connections = 0  # TCP connections accepted (connection reuse is observable)
 
     @property
     def base_url(self) -> str:
@@ -136,6 +148,7 @@ class Simulator:
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._writers.add(writer)
+        self.connections += 1
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
@@ -230,7 +243,10 @@ class Simulator:
             if fault.kind == "garbage":
                 return Reply(200, GARBAGE_BODY)
             extra = [("retry-after", f"{fault.retry_after:g}")] if fault.retry_after is not None else []
-            return Reply(fault.status, error_body(wire, fault.status, "simulated fault"), extra)
+            message = "simulated fault"
+            if fault.echo_key:
+                message = f"Incorrect API key provided: {_presented_key(wire, headers)}"
+            return Reply(fault.status, error_body(wire, fault.status, message), extra)
         if not _auth_ok(wire, headers, query):
             return Reply(401, error_body(wire, 401, "missing or malformed API key"))
         try:

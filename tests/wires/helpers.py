@@ -40,13 +40,15 @@ def caption(tool: str, count: int) -> str:
 
 def tool_round(
     results: list[tuple[str, str, list[ImageRef]]], *, model: str = "sim-vision-1",
-    system: str | None = "You are a careful assistant.",
+    system: str | None = "You are a careful assistant.", signature: str | None = None,
 ) -> ChatRequest:
     """user → assistant calling each tool → one tool result per call, in order.
 
     `results` holds (tool name, result text, images) per call; call ids are `call_1`, `call_2`…
+    `signature` stands for Gemini's thought signature, which Gemini refuses to go without.
     """
-    calls = [ToolCall(id=f"call_{n}", name=name) for n, (name, _, _) in enumerate(results, 1)]
+    calls = [ToolCall(id=f"call_{n}", name=name, signature=signature)
+             for n, (name, _, _) in enumerate(results, 1)]
     messages: list = [
         UserMessage(text="Take a photo and tell me what you see."),
         AssistantMessage(text="", tool_calls=calls),
@@ -61,4 +63,5 @@ def tool_round(
 
 def snapshot_request(vault: ImageVault, images: int = 1, *, model: str = "sim-vision-1") -> ChatRequest:
     refs = [vault.put(two_colour_jpeg(), "image/jpeg") for _ in range(images)]
-    return tool_round([("camera_snapshot", '{"width":128,"height":96}', refs)], model=model)
+    return tool_round([("camera_snapshot", '{"width":128,"height":96}', refs)], model=model,
+                      signature="c2lnLTE=")

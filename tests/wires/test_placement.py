@@ -91,6 +91,12 @@ def test_placement_read_off_the_encoded_request_matches_spec_5(wire: str) -> Non
     assert observe(wire) == SPEC_5[wire]
 
 
+@pytest.mark.parametrize("wire", WIRES)
+def test_the_placement_each_wire_declares_is_the_one_its_encoding_shows(wire: str) -> None:
+    """The engine records `Wire.placement` with every image delivery; it must not drift."""
+    assert get_wire(wire).placement == observe(wire)[0]
+
+
 def test_openai_compat_carrier_follows_the_last_of_consecutive_tool_results() -> None:
     vault = ImageVault()
     first = vault.put(two_colour_jpeg(), "image/jpeg")
