@@ -41,6 +41,7 @@ class _Catalog:
     caption_many: str  # "{tool}", "{n}"
     omitted: str
     not_sent: str
+    summary_request: str  # system-prompt addition of the closing summary call
     display_one: str  # "{items}"
     display_many: str  # "{n}", "{items}"
     display_joiner: str
@@ -65,6 +66,10 @@ _CATALOGS: dict[str, _Catalog] = {
         caption_many="({n} images from the result of {tool})",
         omitted="(images from earlier rounds were omitted)",
         not_sent="(images could not be sent to this model)",
+        summary_request=(
+            "The tool rounds for this request have ended. Do not call any more tools: answer the"
+            " user now from what the tool results above show."
+        ),
         display_one="(1 image: {items})",
         display_many="({n} images: {items})",
         display_joiner=", ",
@@ -87,6 +92,10 @@ _CATALOGS: dict[str, _Catalog] = {
         caption_many="（{tool} の結果の画像 {n} 枚）",
         omitted="（前の周の画像は省きました）",
         not_sent="（画像はこのモデルへ送れませんでした）",
+        summary_request=(
+            "この依頼のツールの周は終わりました。これ以上ツールを呼ばず、上のツールの結果から"
+            "いま利用者に答えてください。"
+        ),
         display_one="（画像 1 枚: {items}）",
         display_many="（画像 {n} 枚: {items}）",
         display_joiner="、",
@@ -109,6 +118,7 @@ _CATALOGS: dict[str, _Catalog] = {
         caption_many="（{tool} 的结果中的 {n} 张图片）",
         omitted="（已省略之前轮次的图片）",
         not_sent="（图片无法发送给此模型）",
+        summary_request="本次请求的工具轮次已结束。请不要再调用任何工具，现在根据上面的工具结果回答用户。",
         display_one="（1 张图片：{items}）",
         display_many="（{n} 张图片：{items}）",
         display_joiner="、",
@@ -170,6 +180,10 @@ class Texts:
 
     def not_sent_note(self) -> str:
         return self._catalog.not_sent
+
+    def summary_request(self) -> str:
+        """Added to the system prompt of the closing summary call (after a tool limit or repeat)."""
+        return self._catalog.summary_request
 
     def display_line(self, images: Sequence[tuple[str, int]]) -> str:
         """One line after a tool call's body for a person: format and size of each image sent.

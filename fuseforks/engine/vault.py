@@ -34,6 +34,12 @@ class ImageVault:
         self._media.setdefault(digest, media_type)
         return ImageRef(digest=digest, media_type=media_type, size=len(data))
 
+    def hold(self, digest: str, data: bytes, media_type: str) -> ImageRef:
+        """Store bytes whose SHA-256 the caller already computed (the normalizer did): no rehash."""
+        self._data.setdefault(digest, data)
+        self._media.setdefault(digest, media_type)
+        return ImageRef(digest=digest, media_type=media_type, size=len(data))
+
     def get(self, digest: str) -> bytes:
         try:
             return self._data[digest]

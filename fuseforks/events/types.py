@@ -49,6 +49,9 @@ class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tr
     name: str
     arguments: str = "{}"
     """Canonical JSON text (sorted keys) of the arguments — also the RepeatGuard's identity."""
+    signature: list[str] = msgspec.field(default_factory=list)
+    """A provider's opaque token to echo back (Gemini `thoughtSignature`), in 76-character pieces
+    so that it never reads as one long base64 run to the privacy guard — it is not an image."""
 
 
 class Usage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -128,6 +131,7 @@ class LlmRetried(Event, frozen=True, kw_only=True):
     attempt: int
     status: int | None = None
     error_class: str
+    code: str = ""
     delay_ms: int
 
 
@@ -181,11 +185,20 @@ class ToolResultRecorded(Event, frozen=True, kw_only=True):
     fault: str | None = None
 
 
+class ImageCut(msgspec.Struct, frozen=True, kw_only=True):
+    """A tool result that lost images to the cap: it keeps its first `keep` images."""
+
+    call_id: str
+    keep: int
+    removed: int
+
+
 class ImagesCapped(Event, frozen=True, kw_only=True):
     round: int
     removed: int
     kept: int
     removed_digests: list[Digest] = msgspec.field(default_factory=list)
+    cuts: list[ImageCut] = msgspec.field(default_factory=list)
 
 
 class WireRejected400(Event, frozen=True, kw_only=True):
@@ -203,6 +216,7 @@ class ImagesStripped(Event, frozen=True, kw_only=True):
     model: str
     removed: int
     digests: list[Digest] = msgspec.field(default_factory=list)
+    call_ids: list[str] = msgspec.field(default_factory=list)
 
 
 class FallbackSettled(Event, frozen=True, kw_only=True):

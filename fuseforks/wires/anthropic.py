@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 NAME = "anthropic"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 KEY_ENVS = ("ANTHROPIC_API_KEY",)
+PLACEMENT = "native"  # SPEC §5; tests/wires/test_placement.py checks it against the encoding
 API_VERSION = "2023-06-01"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
 
@@ -54,6 +54,8 @@ class Wire:
     classify: Classify
     default_base_url: str
     key_envs: tuple[str, ...]
+    placement: Literal["native", "alternate"]
+    """Where the adapter puts a tool result's images; the engine records it with each delivery."""
 
 
 T = TypeVar("T")

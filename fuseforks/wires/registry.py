@@ -18,6 +18,7 @@ def _responses_wire(name: str, base_url: str, key_envs: tuple[str, ...]) -> Wire
         classify=partial(responses.classify_for, name),
         default_base_url=base_url,
         key_envs=key_envs,
+        placement=responses.PLACEMENT,
     )
 
 
@@ -29,6 +30,7 @@ def _module_wire(module: object) -> Wire:
         classify=module.classify,  # type: ignore[attr-defined]
         default_base_url=module.DEFAULT_BASE_URL,  # type: ignore[attr-defined]
         key_envs=module.KEY_ENVS,  # type: ignore[attr-defined]
+        placement=module.PLACEMENT,  # type: ignore[attr-defined]
     )
 
 

@@ -64,6 +64,9 @@ def _input(request: ChatRequest, vault: ImageVault) -> list[dict[str, Any]]:
     return items
 
 
+PLACEMENT = "native"  # SPEC §5; tests/wires/test_placement.py checks it against the encoding
+
+
 def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpRequest:
     body: dict[str, Any] = {"model": request.model, "input": _input(request, vault)}
     system = "\n\n".join(system_texts(request))

@@ -29,6 +29,7 @@ def every_text(t: Texts) -> list[str]:
         t.carrier_caption("camera", 2),
         t.omitted_note(),
         t.not_sent_note(),
+        t.summary_request(),
         t.display_line([("JPEG", 21_017)]),
         t.display_line([("JPEG", 21_017), ("WEBP", 3_000)]),
     ]
@@ -53,6 +54,7 @@ def test_each_language_has_every_text_and_they_are_its_own() -> None:
         "carrier_caption",
         "omitted_note",
         "not_sent_note",
+        "summary_request",
         "display_line",
     }
     catalog_fields = {f.name for f in dataclasses.fields(texts_module._Catalog)}

@@ -1,0 +1,58 @@
+"""Where the engine's decisions become history: emit an event, fold it, seal it, publish a round.
+
+Emitting folds the event into the turn state at once, so the engine's next decision always sees it;
+publishing hands the round's envelopes to the bus as one batch, which the store writes as one
+transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+
+from fuseforks.events.codec import Envelope
+from fuseforks.events.sequencer import Clock, Sequencer
+from fuseforks.events.types import LlmRetried, LlmRetryStopped, TurnEvent
+from fuseforks.events.types import AttachmentFallback as AttachmentFallbackEvent
+from fuseforks.projections.turn_state import TurnState, evolve_turn
+from fuseforks.wires.notices import AttachmentFallback, RetryNotice, RetryStop
+
+Publish = Callable[[Sequence[Envelope]], Awaitable[None]]
+
+
+class Recorder:
+    def __init__(self, turn_id: str, clock: Clock, publish: Publish | None = None) -> None:
+        self.turn_id = turn_id
+        self.state = TurnState()
+        self.history: list[Envelope] = []
+        self._sequencer = Sequencer(turn_id, clock)
+        self._publish = publish
+        self._unpublished = 0
+
+    def emit(self, event: TurnEvent) -> None:
+        (envelope,) = self._sequencer.seal([event])
+        self.state = evolve_turn(self.state, event)
+        self.history.append(envelope)
+        self._unpublished += 1
+
+    async def publish_round(self) -> None:
+        if not self._unpublished:
+            return
+        batch = self.history[-self._unpublished :]
+        self._unpublished = 0
+        if self._publish is not None:
+            await self._publish(batch)
+
+    # --- ModelNotes: what the provider client reports mid-call ----------------------------------
+
+    def retried(self, notice: RetryNotice) -> None:
+        self.emit(LlmRetried(round=self.state.round, attempt=notice.attempt, status=notice.status,
+                             error_class=notice.error_class, code=notice.code,
+                             delay_ms=round(notice.delay * 1000)))
+
+    def stopped(self, stop: RetryStop) -> None:
+        self.emit(LlmRetryStopped(round=self.state.round, attempt=stop.attempts, status=stop.status,
+                                  error_class=stop.error_class, code=stop.code))
+
+    def attachment_fallback(self, fallback: AttachmentFallback) -> None:
+        self.emit(AttachmentFallbackEvent(round=self.state.round, model=fallback.model,
+                                          converted=fallback.converted))

@@ -1,0 +1,299 @@
+"""The turn loop: ask the model, run its tool calls, record, repeat — deciding only from state.
+
+Each step emits events; the events fold into `TurnState`; the next step reads that state. Nothing
+else is remembered between steps, so a recorded stream re-driven through the same ports produces
+the same events (replay). The rules of SPEC §6 live here:
+
+- tool images go on the tool-result message, with the carrier caption in the village language;
+- at the end of each round at most `image_cap` tool images stay on the message list, newest kept;
+- a request carrying tool images that is refused (400 or images rejected) is resent once without
+  them, and for the rest of the turn new tool images are not attached; not when the turn is aborted;
+  the closing summary call goes through the same path;
+- the same (tool, arguments, body, image digests) a third time stops the loop;
+- image bytes live in the turn's vault and are released when the turn ends, whatever happens.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+import anyio
+import msgspec
+
+from fuseforks.engine.image_types import NormalizedImage
+from fuseforks.engine.ports import ModelPort, ToolPort
+from fuseforks.engine.recorder import Publish, Recorder
+from fuseforks.engine.texts import texts
+from fuseforks.engine.tool_output import ToolOutput, fault_output
+from fuseforks.engine.vault import ImageVault
+from fuseforks.events.codec import Envelope
+from fuseforks.events.privacy import elide_base64
+from fuseforks.events.sequencer import Clock, SystemClock
+from fuseforks.events.types import (
+    FallbackSettled,
+    ImageCut,
+    ImageDrop,
+    ImageMeta,
+    ImagesCapped,
+    ImagesDropped,
+    ImagesNormalized,
+    ImagesStripped,
+    RepeatDetected,
+    RequestPurpose,
+    RequestSent,
+    ResponseReceived,
+    RoundStarted,
+    StopReason,
+    ToolCallRecord,
+    ToolCalled,
+    ToolResultRecorded,
+    TurnEnded,
+    TurnStarted,
+    Usage,
+    WireRejected400,
+)
+from fuseforks.projections.messages import chat_request, deliveries
+from fuseforks.projections.turn_state import REPEAT_LIMIT, TurnState, plan_cap
+from fuseforks.wires.canonical import ChatResponse, ToolCall
+from fuseforks.wires.errors import WireError, WireRejected
+
+IMAGE_CAP = 20
+SIGNATURE_PIECE = 76
+_canonical = msgspec.json.Encoder(order="sorted")
+
+
+class TurnSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """What the user asked, of which agent, in which village language."""
+
+    agent: str
+    request: str
+    language: str = "en"
+    system: str = ""
+    max_rounds: int = 8
+    image_cap: int = IMAGE_CAP
+
+
+class TurnResult(msgspec.Struct, frozen=True, kw_only=True):
+    turn_id: str
+    answer: str
+    stop: StopReason
+    rounds: int
+    error: str
+    history: list[Envelope]
+
+    @property
+    def state(self) -> TurnState:
+        from fuseforks.projections.fold import fold
+        from fuseforks.projections.turn_state import evolve_turn
+
+        return fold(evolve_turn, TurnState(), self.history)
+
+
+class _Failed(msgspec.Struct, frozen=True):
+    error: str
+
+
+def image_meta(image: NormalizedImage) -> ImageMeta:
+    return ImageMeta(digest=image.digest, source_format=image.source_format,
+                     media_type=image.media_type, path=image.path, width=image.width,
+                     height=image.height, size=image.size, source_size=image.source_size)
+
+
+def call_record(call: ToolCall) -> ToolCallRecord:
+    signature = call.signature or ""
+    return ToolCallRecord(
+        call_id=call.id, name=call.name, arguments=_canonical.encode(call.arguments).decode(),
+        signature=[signature[i : i + SIGNATURE_PIECE]
+                   for i in range(0, len(signature), SIGNATURE_PIECE)],
+    )
+
+
+class Turn:
+    def __init__(
+        self,
+        spec: TurnSpec,
+        model: ModelPort,
+        tools: ToolPort,
+        *,
+        turn_id: str | None = None,
+        clock: Clock | None = None,
+        publish: Publish | None = None,
+    ) -> None:
+        texts(spec.language)  # an unknown village language fails before anything is recorded
+        self.spec = spec
+        self.model = model
+        self.tools = tools
+        self.turn_id = turn_id or f"turn-{uuid.uuid4().hex}"
+        self.recorder = Recorder(self.turn_id, clock or SystemClock(), publish)
+        self.vault = ImageVault()
+        self._aborted = False
+
+    def abort(self) -> None:
+        """Stop at the next step; a refused request is then not resent."""
+        self._aborted = True
+
+    @property
+    def state(self) -> TurnState:
+        return self.recorder.state
+
+    async def run(self) -> TurnResult:
+        rec = self.recorder
+        try:
+            rec.emit(TurnStarted(
+                agent=self.spec.agent, wire=self.model.wire, model=self.model.model,
+                endpoint_host=self.model.endpoint_host, language=self.spec.language,
+                request=self.spec.request, system=self.spec.system,
+                tools=list(self.tools.tool_specs()), max_rounds=self.spec.max_rounds,
+            ))
+            stop, answer, error, rounds = await self._loop()
+            rec.emit(TurnEnded(rounds=rounds, stop=stop, answer=answer, error=error))
+            await rec.publish_round()
+        finally:
+            self.vault.release()
+        return TurnResult(turn_id=self.turn_id, answer=answer, stop=stop, rounds=rounds,
+                          error=error, history=list(rec.history))
+
+    async def _loop(self) -> tuple[StopReason, str, str, int]:
+        rec = self.recorder
+        round_ = 0
+        while True:
+            round_ += 1
+            rec.emit(RoundStarted(round=round_))
+            outcome = await self._ask("round")
+            if isinstance(outcome, _Failed):
+                return "error", "", outcome.error, round_
+            if not outcome.tool_calls:
+                return "-", outcome.text, "", round_
+            await self._run_tools(outcome.tool_calls)
+            stop: StopReason = "-"
+            if self.state.repeat_hit is not None:
+                rec.emit(RepeatDetected(round=round_, name=self.state.repeat_hit, count=REPEAT_LIMIT))
+                stop = "repeat"
+            self._cap(round_)
+            if self._aborted:
+                return "aborted", "", "", round_
+            if stop == "-" and round_ >= self.spec.max_rounds:
+                stop = "tool_limit"
+            await rec.publish_round()
+            if stop != "-":
+                summary = await self._ask("summary")
+                if isinstance(summary, _Failed):
+                    return stop, "", summary.error, round_
+                return stop, summary.text, "", round_
+
+    # --- asking the model, with the one-time image fallback -------------------------------------
+
+    async def _ask(self, purpose: RequestPurpose) -> ChatResponse | _Failed:
+        rec = self.recorder
+        suffix = texts(self.spec.language).summary_request() if purpose == "summary" else ""
+        carried = deliveries(self.state, self.model.placement)
+        try:
+            response = await self._send(purpose, suffix)
+        except WireRejected as error:
+            self._record_rejection(purpose, error)
+            refused_images = error.status == 400 or error.images_rejected
+            if not carried or not refused_images or self._aborted:
+                return _Failed(str(error))
+            rec.emit(ImagesStripped(
+                round=self.state.round, model=self.model.model, removed=len(carried),
+                digests=[d.digest for d in carried],
+                call_ids=list(dict.fromkeys(d.call_id for d in carried)),
+            ))
+            try:
+                response = await self._send("resend", suffix)
+            except WireError as second:
+                if isinstance(second, WireRejected):
+                    self._record_rejection("resend", second)
+                rec.emit(FallbackSettled(round=self.state.round, model=self.model.model,
+                                         removed=len(carried), outcome="failed"))
+                return _Failed(str(second))
+            rec.emit(FallbackSettled(round=self.state.round, model=self.model.model,
+                                     removed=len(carried), outcome="ok"))
+        except WireError as error:
+            return _Failed(str(error))
+        return response
+
+    async def _send(self, purpose: RequestPurpose, system_suffix: str) -> ChatResponse:
+        rec = self.recorder
+        request = chat_request(self.state, system_suffix=system_suffix)
+        rec.emit(RequestSent(
+            round=self.state.round, purpose=purpose, wire=self.model.wire, model=self.model.model,
+            endpoint_host=self.model.endpoint_host, message_count=len(request.messages),
+            images=deliveries(self.state, self.model.placement),
+        ))
+        response = await self.model.chat(request, self.vault, rec)
+        rec.emit(ResponseReceived(
+            round=self.state.round, text=response.text,
+            tool_calls=[call_record(c) for c in response.tool_calls],
+            usage=Usage(input_tokens=response.usage.input_tokens,
+                        output_tokens=response.usage.output_tokens,
+                        cache_read_tokens=response.usage.cache_read_tokens,
+                        cache_write_tokens=response.usage.cache_write_tokens),
+            stop_reason=response.stop_reason,
+        ))
+        return response
+
+    def _record_rejection(self, purpose: RequestPurpose, error: WireRejected) -> None:
+        self.recorder.emit(WireRejected400(
+            round=self.state.round, purpose=purpose, status=error.status or 400,
+            error_type=error.error_type, code=error.code,
+            message=elide_base64(error.message)[:500], images_rejected=error.images_rejected,
+        ))
+
+    # --- running the round's tool calls ---------------------------------------------------------
+
+    async def _run_tools(self, calls: Sequence[ToolCall]) -> None:
+        rec = self.recorder
+        round_ = self.state.round
+        for call in calls:
+            record = call_record(call)
+            rec.emit(ToolCalled(round=round_, call_id=call.id, server=self.tools.server_of(call.name),
+                                name=call.name, arguments=record.arguments))
+        outputs: list[ToolOutput | None] = [None] * len(calls)
+
+        async def run_one(index: int, call: ToolCall) -> None:
+            try:
+                outputs[index] = await self.tools.call(call.name, call.arguments, self.spec.language)
+            except Exception as error:  # noqa: BLE001 - a tool port must not end the turn
+                outputs[index] = fault_output(f"{type(error).__name__}: {error}", self.spec.language)
+
+        async with anyio.create_task_group() as group:
+            for index, call in enumerate(calls):
+                group.start_soon(run_one, index, call)
+        for call, output in zip(calls, outputs, strict=True):
+            assert output is not None
+            self._record_output(round_, call, output)
+
+    def _record_output(self, round_: int, call: ToolCall, output: ToolOutput) -> None:
+        rec = self.recorder
+        if output.images:
+            rec.emit(ImagesNormalized(round=round_, call_id=call.id,
+                                      images=[image_meta(i) for i in output.images]))
+        if output.dropped:
+            rec.emit(ImagesDropped(round=round_, call_id=call.id, name=call.name, drops=[
+                ImageDrop(index=d.index, reason=d.reason, source_format=d.source_format,
+                          detail=d.detail)
+                for d in output.dropped
+            ]))
+        attach = bool(output.images) and not self.state.fallback_active
+        if attach:
+            for image in output.images:
+                self.vault.hold(image.digest, image.data, image.media_type)
+        rec.emit(ToolResultRecorded(
+            round=round_, call_id=call.id, name=call.name, ok=not output.is_error,
+            body=elide_base64(output.text), image_digests=[i.digest for i in output.images],
+            attached=attach or not output.images, fault=output.fault,
+        ))
+
+    def _cap(self, round_: int) -> None:
+        cuts = plan_cap(self.state, self.spec.image_cap)
+        if not cuts:
+            return
+        images = {e.call_id: e.images for e in self.state.entries if hasattr(e, "images")}
+        removed = [d for call_id, keep, _ in cuts for d in images[call_id][keep:]]
+        kept = len(self.state.attached_images) - len(removed)
+        self.recorder.emit(ImagesCapped(
+            round=round_, removed=len(removed), kept=kept, removed_digests=removed,
+            cuts=[ImageCut(call_id=c, keep=k, removed=r) for c, k, r in cuts],
+        ))

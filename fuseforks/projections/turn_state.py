@@ -1,0 +1,190 @@
+"""The turn's state as a pure fold: the message list, the images on it, and the RepeatGuard.
+
+The engine decides every next step from this state and nothing else — there is no second copy of
+the message list. Replay folds the same events into the same state, so what the provider received
+on any round can be shown again without pixels.
+
+The message list is kept as entries: a tool result remembers its body, the digests of the images
+still attached, and whether it has been told (once) that earlier images were omitted or that images
+could not be sent. The sentences themselves are added when messages are built
+(`fuseforks.projections.messages`), in the village language.
+"""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+import msgspec
+
+from fuseforks.events.types import (
+    AttachmentFallback,
+    FallbackSettled,
+    ImageMeta,
+    ImagesCapped,
+    ImagesDropped,
+    ImagesNormalized,
+    ImagesStripped,
+    LlmRetried,
+    LlmRetryStopped,
+    RepeatDetected,
+    RequestSent,
+    ResponseReceived,
+    RoundStarted,
+    ToolCallRecord,
+    ToolCalled,
+    ToolResultRecorded,
+    TurnEnded,
+    TurnEvent,
+    TurnStarted,
+    WireRejected400,
+)
+
+REPEAT_LIMIT = 3
+"""The same tool-result identity this many times stops the loop (SPEC §6)."""
+
+
+class UserEntry(msgspec.Struct, frozen=True):
+    text: str
+
+
+class AssistantEntry(msgspec.Struct, frozen=True):
+    text: str
+    tool_calls: tuple[ToolCallRecord, ...]
+
+
+class ToolEntry(msgspec.Struct, frozen=True, kw_only=True):
+    call_id: str
+    name: str
+    body: str
+    is_error: bool
+    images: tuple[str, ...] = ()
+    omitted: bool = False
+    """Images from earlier rounds were cut by the per-request cap (noted once)."""
+    not_sent: bool = False
+    """Images could not be sent to this model (noted once)."""
+
+
+Entry = UserEntry | AssistantEntry | ToolEntry
+RepeatKey = tuple[str, str, str, tuple[str, ...]]
+
+
+class TurnState(msgspec.Struct, frozen=True, kw_only=True):
+    started: TurnStarted | None = None
+    round: int = 0
+    entries: tuple[Entry, ...] = ()
+    images: dict[str, ImageMeta] = {}
+    calls: dict[str, ToolCalled] = {}
+    repeats: dict[RepeatKey, int] = {}
+    repeat_hit: str | None = None
+    """Name of the tool whose result identity reached the limit, until the stop is recorded."""
+    fallback_active: bool = False
+    last_response: ResponseReceived | None = None
+    ended: TurnEnded | None = None
+
+    @property
+    def attached_images(self) -> list[tuple[str, str]]:
+        """(call_id, digest) of every image on the message list, oldest first."""
+        return [
+            (entry.call_id, digest)
+            for entry in self.entries
+            if isinstance(entry, ToolEntry)
+            for digest in entry.images
+        ]
+
+
+def repeat_key(called: ToolCalled | None, result: ToolResultRecorded) -> RepeatKey:
+    """Identity of a result: tool, arguments, body text and the digests of its images."""
+    arguments = called.arguments if called is not None else "{}"
+    return (result.name, arguments, result.body, tuple(result.image_digests))
+
+
+def _replace_tool_entries(state: TurnState, change: dict[str, ToolEntry]) -> tuple[Entry, ...]:
+    return tuple(
+        change.get(entry.call_id, entry) if isinstance(entry, ToolEntry) else entry
+        for entry in state.entries
+    )
+
+
+def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
+    replace = msgspec.structs.replace
+    match event:
+        case TurnStarted():
+            return replace(state, started=event, entries=(UserEntry(event.request),))
+        case RoundStarted():
+            return replace(state, round=event.round)
+        case ResponseReceived():
+            entry = AssistantEntry(event.text, tuple(event.tool_calls))
+            return replace(state, entries=(*state.entries, entry), last_response=event)
+        case ToolCalled():
+            return replace(state, calls={**state.calls, event.call_id: event})
+        case ImagesNormalized():
+            return replace(state, images={**state.images, **{m.digest: m for m in event.images}})
+        case ToolResultRecorded():
+            key = repeat_key(state.calls.get(event.call_id), event)
+            count = state.repeats.get(key, 0) + 1
+            entry = ToolEntry(
+                call_id=event.call_id,
+                name=event.name,
+                body=event.body,
+                is_error=not event.ok,
+                images=tuple(event.image_digests) if event.attached else (),
+                not_sent=bool(event.image_digests) and not event.attached,
+            )
+            return replace(
+                state,
+                entries=(*state.entries, entry),
+                repeats={**state.repeats, key: count},
+                repeat_hit=event.name if count >= REPEAT_LIMIT and not state.repeat_hit
+                else state.repeat_hit,
+            )
+        case ImagesCapped():
+            cut = {c.call_id: c.keep for c in event.cuts}
+            change = {
+                e.call_id: replace(e, images=e.images[: cut[e.call_id]], omitted=True)
+                for e in state.entries
+                if isinstance(e, ToolEntry) and e.call_id in cut
+            }
+            return replace(state, entries=_replace_tool_entries(state, change))
+        case ImagesStripped():
+            change = {
+                e.call_id: replace(e, images=(), not_sent=True)
+                for e in state.entries
+                if isinstance(e, ToolEntry) and e.images
+            }
+            return replace(state, entries=_replace_tool_entries(state, change),
+                           fallback_active=True)
+        case RepeatDetected():
+            return replace(state, repeat_hit=None)
+        case TurnEnded():
+            return replace(state, ended=event)
+        case (
+            RequestSent()
+            | LlmRetried()
+            | LlmRetryStopped()
+            | AttachmentFallback()
+            | ImagesDropped()
+            | WireRejected400()
+            | FallbackSettled()
+        ):
+            return state
+        case _:
+            assert_never(event)
+
+
+def plan_cap(state: TurnState, cap: int) -> list[tuple[str, int, int]]:
+    """Which results lose images so that at most `cap` stay, newest kept: (call_id, keep, removed).
+
+    Walking from the newest result back, each keeps as many of its *first* images as the remaining
+    allowance covers; everything older loses all of its images.
+    """
+    allowance = cap
+    cuts = []
+    for entry in reversed(state.entries):
+        if not isinstance(entry, ToolEntry) or not entry.images:
+            continue
+        keep = min(len(entry.images), allowance)
+        allowance -= keep
+        if keep < len(entry.images):
+            cuts.append((entry.call_id, keep, len(entry.images) - keep))
+    cuts.reverse()
+    return cuts
