@@ -67,7 +67,7 @@ def frame_text(seq: int, jpeg: bytes) -> str:
 
 def build_server() -> MCPServer:
     """A fresh camera with its own frame counter (in-process benchmarks build one directly)."""
-    server = MCPServer("fuseforks-demo-camera", version="0.1.0")
+    server = MCPServer("fuseforks-demo-camera", version="0.1.0", log_level="WARNING")
     counter: Iterator[int] = itertools.count(1)
     taken: list[int] = []
 
