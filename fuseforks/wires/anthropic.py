@@ -99,7 +99,7 @@ def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpR
     headers = {
         "content-type": "application/json",
         "anthropic-version": API_VERSION,
-        "x-api-key": endpoint.api_key,
+        **endpoint.auth("x-api-key"),
     }
     return HttpRequest(url=endpoint.url("/v1/messages"), headers=headers, body=JSON.encode(body))
 

@@ -28,6 +28,10 @@ class Endpoint:
     def url(self, path: str) -> str:
         return self.base_url.rstrip("/") + path
 
+    def auth(self, header: str, prefix: str = "") -> dict[str, str]:
+        """The auth header, or none without a key (the provider then answers a clear 401)."""
+        return {header: prefix + self.api_key} if self.api_key else {}
+
 
 @dataclass(frozen=True, slots=True)
 class HttpRequest:

@@ -104,7 +104,7 @@ def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpR
     if request.temperature is not None:
         config["temperature"] = request.temperature
     body["generationConfig"] = config
-    headers = {"content-type": "application/json", "x-goog-api-key": endpoint.api_key}
+    headers = {"content-type": "application/json", **endpoint.auth("x-goog-api-key")}
     url = endpoint.url(f"/models/{quote(request.model, safe='')}:generateContent")
     return HttpRequest(url=url, headers=headers, body=JSON.encode(body))
 

@@ -86,7 +86,7 @@ def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpR
     body["max_output_tokens"] = request.max_tokens
     if request.temperature is not None:
         body["temperature"] = request.temperature
-    headers = {"content-type": "application/json", "authorization": f"Bearer {endpoint.api_key}"}
+    headers = {"content-type": "application/json", **endpoint.auth("authorization", "Bearer ")}
     return HttpRequest(url=endpoint.url("/responses"), headers=headers, body=JSON.encode(body))
 
 
