@@ -29,19 +29,25 @@ class LogWriter:
 
     name = "log"
 
-    def __init__(self, sink: Callable[[str], None]) -> None:
+    def __init__(self, sink: Callable[[str], None], on_close: Callable[[], None] | None = None) -> None:
         self.sink = sink
+        self._on_close = on_close
         self._states: dict[str, LogState] = {}
 
     @classmethod
     def to_file(cls, path: str | Path) -> LogWriter:
-        handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the writer
+        """Append lines to `path` (the `fuseforks.log` file), flushed line by line."""
+        handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
 
         def write(line: str) -> None:
             handle.write(line + "\n")
             handle.flush()
 
-        return cls(write)
+        return cls(write, handle.close)
+
+    def close(self) -> None:
+        if self._on_close is not None:
+            self._on_close()
 
     async def handle(self, batch: Batch) -> None:
         for envelope in batch:

@@ -1,0 +1,5 @@
+"""`python -m fuseforks` is the `fuseforks` command."""
+
+from fuseforks.cli import main
+
+main()

@@ -1,0 +1,100 @@
+"""`fuseforks run`: one live turn against a real provider and real MCP servers."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+
+from fuseforks.engine.ports import HubTools, LiveModel, ModelNotes
+from fuseforks.engine.tool_output import ToolOutput
+from fuseforks.engine.turn import Turn, TurnSpec
+from fuseforks.engine.vault import ImageVault
+from fuseforks.events.bus import Bus
+from fuseforks.events.sqlite_store import SqliteStore
+from fuseforks.events.subscribers import LogWriter, StoreWriter
+from fuseforks.mcp import ToolHub
+from fuseforks.mcp.config import ConfigError, load_config
+from fuseforks.wires.canonical import ChatRequest, ChatResponse
+from fuseforks.wires.registry import WIRES, endpoint_from_env
+
+
+def _progress(text: str) -> None:
+    click.echo(f"… {text}", err=True)
+
+
+class _ProgressModel:
+    """Says on stderr what the turn is waiting for, so a slow provider is not a silent one."""
+
+    def __init__(self, inner: LiveModel) -> None:
+        self.inner = inner
+        self.wire, self.model = inner.wire, inner.model
+        self.endpoint_host, self.placement = inner.endpoint_host, inner.placement
+
+    async def chat(self, request: ChatRequest, vault: ImageVault, notes: ModelNotes) -> ChatResponse:
+        _progress(f"waiting on {self.wire} ({self.model} at {self.endpoint_host})")
+        return await self.inner.chat(request, vault, notes)
+
+
+class _ProgressTools(HubTools):
+    async def call(self, name: str, arguments: dict[str, Any], language: str) -> ToolOutput:
+        _progress(f"calling tool {name}")
+        return await super().call(name, arguments, language)
+
+
+async def _run(wire: str, model: str, base_url: str | None, mcp_config: Path | None,
+               language: str, db: Path, log_file: Path, request: str, agent: str,
+               max_rounds: int) -> int:
+    endpoint = endpoint_from_env(wire, base_url)
+    if not endpoint.api_key:
+        raise click.ClickException(f"no API key for {wire}: set one of its environment variables")
+    servers = load_config(mcp_config) if mcp_config else []
+    file_log = LogWriter.to_file(log_file)
+    echo_log = LogWriter(click.echo)
+    live = LiveModel(wire, model, endpoint)
+    try:
+        with SqliteStore(db) as store:
+            async with ToolHub(servers) as hub, Bus([StoreWriter(store), file_log, echo_log]) as bus:
+                for server, reason in hub.start_faults.items():
+                    _progress(f"MCP server {server} did not start: {reason}")
+                spec = TurnSpec(agent=agent, request=request, language=language,
+                                max_rounds=max_rounds)
+                turn = Turn(spec, _ProgressModel(live), _ProgressTools(hub), publish=bus.publish)
+                result = await turn.run()
+    finally:
+        await live.aclose()
+        file_log.close()
+    if result.answer:
+        click.echo(f"\n{result.answer}")
+    if result.error:
+        click.echo(f"turn failed: {result.error}", err=True)
+        return 1
+    return 0
+
+
+@click.command()
+@click.option("--wire", type=click.Choice(WIRES), required=True)
+@click.option("--model", required=True)
+@click.option("--base-url", default=None, help="Override the provider's base URL.")
+@click.option("--mcp-config", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="An `mcpServers` JSON file.")
+@click.option("--language", type=click.Choice(["ja", "en", "zh"]), default="en", show_default=True)
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default="fuseforks.db",
+              show_default=True)
+@click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path),
+              default="fuseforks.log", show_default=True)
+@click.option("--agent", default="agent", show_default=True)
+@click.option("--max-rounds", type=int, default=8, show_default=True)
+@click.argument("request")
+def run(wire: str, model: str, base_url: str | None, mcp_config: Path | None, language: str,
+        db: Path, log_file: Path, agent: str, max_rounds: int, request: str) -> None:
+    """Run one turn of REQUEST against a real provider (key from the environment)."""
+    try:
+        code = anyio.run(_run, wire, model, base_url, mcp_config, language, db, log_file,
+                         request, agent, max_rounds)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from error
+    sys.exit(code)

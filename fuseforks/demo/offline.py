@@ -1,0 +1,122 @@
+"""The offline main job: the seed's P4 scenarios against real local processes.
+
+The provider simulator runs as its own process on a loopback port and the demo camera as an MCP
+server over stdio — the same sockets, pipes and SDKs a live turn uses, with nothing leaving the
+machine. Every turn is recorded through the bus into the SQLite store and `fuseforks.log`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import anyio
+import msgspec
+
+from fuseforks.demo.scenarios import P4_SCENARIOS, REQUEST, Scenario
+from fuseforks.engine.ports import HubTools, LiveModel
+from fuseforks.engine.turn import Turn, TurnResult, TurnSpec
+from fuseforks.events.bus import Bus
+from fuseforks.events.sqlite_store import SqliteStore
+from fuseforks.events.subscribers import LogWriter, StoreWriter
+from fuseforks.events.types import RequestSent, ResponseReceived
+from fuseforks.mcp import StdioServer, ToolHub
+from fuseforks.projections import LogState, evolve_log, fold
+from fuseforks.projections.display import tool_displays
+from fuseforks.wires.base import Endpoint
+from fuseforks.wires.http import RetryPolicy
+
+CAMERA_SERVER = "nik"
+CAMERA_TOOL = f"{CAMERA_SERVER}__live_view_image"
+DEMO_KEY = "sk-fuseforks-demo-offline"
+
+
+class ScenarioOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    scenario: Scenario
+    result: TurnResult
+    placement: str
+    images_sent: int
+    log_lines: list[str]
+    displays: list[str]
+
+
+@contextmanager
+def simulator_process(record_dir: Path | None) -> Iterator[str]:
+    """Start `python -m fuseforks simulator --port 0` and yield its base URL."""
+    command = [sys.executable, "-m", "fuseforks", "simulator", "--port", "0",
+               "--call", CAMERA_TOOL]
+    if record_dir is not None:
+        command += ["--record-requests", str(record_dir)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline().strip()
+        prefix = "simulator: listening on "
+        if not first.startswith(prefix):
+            error = process.stderr.read() if process.stderr else ""
+            raise RuntimeError(f"the simulator did not start: {first!r} {error[-500:]}")
+        yield first[len(prefix):]
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def images_delivered(result: TurnResult) -> int:
+    """The most tool images on one request that the provider answered (a refused one not counted)."""
+    most, pending = 0, 0
+    for envelope in result.history:
+        event = envelope.event
+        if isinstance(event, RequestSent):
+            pending = len(event.images)
+        elif isinstance(event, ResponseReceived):
+            most = max(most, pending)
+    return most
+
+
+async def run_scenarios(db_path: Path, log_path: Path, record_dir: Path | None = None,
+                        language: str = "en",
+                        scenarios: tuple[Scenario, ...] = P4_SCENARIOS) -> list[ScenarioOutcome]:
+    from fuseforks.simulator import WIRE_PREFIXES
+
+    outcomes = []
+    camera = StdioServer(name=CAMERA_SERVER, command=sys.executable,
+                         args=["-m", "fuseforks.demo.camera"])
+    with simulator_process(record_dir) as base_url, SqliteStore(db_path) as store:
+        log_writer = LogWriter.to_file(log_path)
+        async with ToolHub([camera]) as hub, Bus([StoreWriter(store), log_writer]) as bus:
+            tools = HubTools(hub)
+            for scenario in scenarios:
+                endpoint = Endpoint(base_url=base_url + WIRE_PREFIXES[scenario.wire],
+                                    api_key=DEMO_KEY)
+                model = LiveModel(scenario.wire, scenario.model, endpoint,
+                                  policy=RetryPolicy(base_delay=0.05, max_delay=0.2))
+                try:
+                    spec = TurnSpec(agent="demo", request=REQUEST[language], language=language)
+                    result = await Turn(spec, model, tools, publish=bus.publish).run()
+                finally:
+                    await model.aclose()
+                sent = [e.event for e in result.history if isinstance(e.event, RequestSent)]
+                placements = {d.placement for r in sent for d in r.images}
+                outcomes.append(ScenarioOutcome(
+                    scenario=scenario, result=result,
+                    placement=placements.pop() if len(placements) == 1 else model.placement,
+                    images_sent=images_delivered(result),
+                    log_lines=list(fold(evolve_log, LogState(), result.history).lines),
+                    displays=[d.text for d in tool_displays(result.history)],
+                ))
+        log_writer.close()
+    return outcomes
+
+
+def run(db_path: Path, log_path: Path, record_dir: Path | None, language: str) -> list[ScenarioOutcome]:
+    return anyio.run(run_scenarios, db_path, log_path, record_dir, language)

@@ -1,0 +1,32 @@
+"""The seed's P4 acceptance scenarios: one camera turn on each of the seven wires, plus the model
+that refuses images (400 → strip → resend once). Models are the ones the seed measured."""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Scenario(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    wire: str
+    model: str
+    expect_fallback: bool = False
+
+
+P4_SCENARIOS: tuple[Scenario, ...] = (
+    Scenario(name="meta", wire="meta-responses", model="muse-spark-latest"),
+    Scenario(name="anthropic", wire="anthropic", model="claude-sonnet-5-5"),
+    Scenario(name="gemini", wire="gemini", model="gemini-3.8-flash"),
+    Scenario(name="openai-responses", wire="openai-responses", model="gpt-6-sol"),
+    Scenario(name="openai-compat", wire="openai-compat", model="gemini-3.5-flash-lite"),
+    Scenario(name="xai", wire="xai-responses", model="grok-4.7"),
+    Scenario(name="perplexity", wire="perplexity-responses", model="google/gemini-3.7-flash"),
+    Scenario(name="image-refusing", wire="perplexity-responses",
+             model="perplexity/deepseek-v4-pro-0813", expect_fallback=True),
+)
+
+REQUEST = {
+    "en": "Take one live view with the camera and describe what it shows in one sentence.",
+    "ja": "NIK のライブビューを 1 枚撮って、写っているものを 1 文で説明して",
+    "zh": "用相机拍一张实时画面，并用一句话描述画面内容。",
+}

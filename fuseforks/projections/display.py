@@ -1,0 +1,47 @@
+"""What a person sees when opening a tool call: the body, then one line naming the images sent.
+
+"(1 image: JPEG 21 KB)" — format and size of each image, never the pixels (SPEC §6, seed D8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from fuseforks.engine.texts import texts
+from fuseforks.events.codec import Envelope
+from fuseforks.events.types import ImageMeta, ImagesNormalized, ToolResultRecorded, TurnStarted
+
+_FORMAT_NAMES = {"image/jpeg": "JPEG", "image/webp": "WEBP"}
+
+
+class ToolDisplay(msgspec.Struct, frozen=True, kw_only=True):
+    round: int
+    call_id: str
+    name: str
+    text: str
+
+
+def display_text(body: str, images: list[ImageMeta], language: str) -> str:
+    line = texts(language).display_line(
+        [(_FORMAT_NAMES.get(m.media_type, m.media_type), m.size) for m in images]
+    )
+    return f"{body}\n{line}" if line else body
+
+
+def tool_displays(history: Iterable[Envelope]) -> list[ToolDisplay]:
+    language = "en"
+    images: dict[str, list[ImageMeta]] = {}
+    shown = []
+    for envelope in history:
+        event = envelope.event
+        if isinstance(event, TurnStarted):
+            language = event.language
+        elif isinstance(event, ImagesNormalized):
+            images[event.call_id] = list(event.images)
+        elif isinstance(event, ToolResultRecorded):
+            shown.append(ToolDisplay(
+                round=event.round, call_id=event.call_id, name=event.name,
+                text=display_text(event.body, images.get(event.call_id, []), language)))
+    return shown
