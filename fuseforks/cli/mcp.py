@@ -160,7 +160,13 @@ def mcp() -> None:
 
 
 @mcp.command()
-@click.option("--config", "config_path", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path), help="An mcpServers JSON file.")
+@click.option(
+    "--config",
+    "config_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="An mcpServers JSON file.",
+)
 @click.option("--connect-timeout", type=float, default=DEFAULT_CONNECT_TIMEOUT, show_default=True)
 def tools(config_path: Path, connect_timeout: float) -> None:
     """List every tool of the configured servers as the model is offered it."""
@@ -173,7 +179,9 @@ def tools(config_path: Path, connect_timeout: float) -> None:
     async def run() -> dict[str, str]:
         async with ToolHub(servers, connect_timeout=connect_timeout) as hub:
             for tool in hub.list_tools():
-                summary = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
+                summary = (
+                    tool.description.strip().splitlines()[0] if tool.description.strip() else ""
+                )
                 click.echo(f"{tool.name}\t{summary}")
             return dict(hub.start_faults)
 
@@ -188,7 +196,13 @@ def tools(config_path: Path, connect_timeout: float) -> None:
 @click.option("--url", default=None, help="A streamable HTTP endpoint instead of a command.")
 @click.option("--header", "headers", multiple=True, help="HTTP header KEY:VALUE (with --url).")
 @click.option("--env", "env", multiple=True, help="Environment KEY=VALUE for the command.")
-@click.option("--config", "config_path", default=None, type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Call a prefixed TOOL of an mcpServers file.")
+@click.option(
+    "--config",
+    "config_path",
+    default=None,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Call a prefixed TOOL of an mcpServers file.",
+)
 @click.option("--language", type=click.Choice(SUPPORTED_LANGUAGES), default="en", show_default=True)
 @click.option("--timeout", type=float, default=DEFAULT_CALL_TIMEOUT, show_default=True)
 @click.option("--connect-timeout", type=float, default=DEFAULT_CONNECT_TIMEOUT, show_default=True)

@@ -54,7 +54,7 @@ from fuseforks.events.types import (
     WireRejected400,
 )
 from fuseforks.projections.messages import chat_request, deliveries
-from fuseforks.projections.turn_state import REPEAT_LIMIT, TurnState, plan_cap
+from fuseforks.projections.turn_state import REPEAT_LIMIT, ToolEntry, TurnState, plan_cap
 from fuseforks.wires.canonical import ChatResponse, ToolCall
 from fuseforks.wires.errors import WireError, WireRejected
 
@@ -145,6 +145,7 @@ class Turn:
                 endpoint_host=self.model.endpoint_host, language=self.spec.language,
                 request=self.spec.request, system=self.spec.system,
                 tools=list(self.tools.tool_specs()), max_rounds=self.spec.max_rounds,
+                image_cap=self.spec.image_cap,
             ))
             stop, answer, error, rounds = await self._loop()
             rec.emit(TurnEnded(rounds=rounds, stop=stop, answer=answer, error=error))
@@ -290,7 +291,7 @@ class Turn:
         cuts = plan_cap(self.state, self.spec.image_cap)
         if not cuts:
             return
-        images = {e.call_id: e.images for e in self.state.entries if hasattr(e, "images")}
+        images = {e.call_id: e.images for e in self.state.entries if isinstance(e, ToolEntry)}
         removed = [d for call_id, keep, _ in cuts for d in images[call_id][keep:]]
         kept = len(self.state.attached_images) - len(removed)
         self.recorder.emit(ImagesCapped(

@@ -102,6 +102,7 @@ class TurnStarted(Event, frozen=True, kw_only=True):
     system: str = ""
     tools: list[ToolSpecRecord] = msgspec.field(default_factory=list)
     max_rounds: int = 8
+    image_cap: int = 20
 
 
 class RoundStarted(Event, frozen=True, kw_only=True):

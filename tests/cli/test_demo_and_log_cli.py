@@ -1,23 +1,54 @@
+"""`fuseforks demo` reproduces the seed's P4 table, and `fuseforks log` reads it back from the store."""
+
 from __future__ import annotations
 
 from click.testing import CliRunner
 
 from fuseforks.cli import main
+from fuseforks.demo.scenarios import P4_SCENARIOS
+
+TOOL = "tool: agent=demo round=1 name=nik__live_view_image ok=true body_chars=52 images=1"
 
 
-def test_demo_records_a_turn_and_log_reads_it_back(tmp_path) -> None:
-    db = tmp_path / "fuseforks.db"
+def expected_lines() -> list[list[str]]:
+    turns = []
+    for s in P4_SCENARIOS:
+        lines = [TOOL]
+        if s.expect_fallback:
+            lines += [
+                "llm retry stop: agent=demo round=2 attempt=1 status=400 class=client_error "
+                "code=invalid_request",
+                f"tool image fallback: agent=demo model={s.model} removed=1 outcome=ok",
+            ]
+        lines.append(f"turn: agent=demo backend={s.wire} model={s.model} rounds=2 stop=-")
+        turns.append(lines)
+    return turns
+
+
+def test_demo_reproduces_the_p4_table_and_the_log_reads_back(tmp_path) -> None:
+    db, log_file = tmp_path / "fuseforks.db", tmp_path / "fuseforks.log"
     runner = CliRunner()
-    demo = runner.invoke(main, ["demo", "--db", str(db)])
+    demo = runner.invoke(main, ["demo", "--db", str(db), "--log", str(log_file)])
     assert demo.exit_code == 0, demo.output
-    expected = [
-        "tool: agent=agent_9 round=1 name=nik__live_view_image ok=true body_chars=57 images=1",
-        "turn: agent=agent_9 backend=anthropic model=claude-sonnet-5-5 rounds=2 stop=-",
-    ]
-    assert demo.output.splitlines()[1:] == expected
+    flat = [line for turn in expected_lines() for line in turn]
+    assert log_file.read_text().splitlines() == flat
+    assert not any(line.startswith(("tool image dropped:", "attachment fallback:")) for line in flat)
+    rows = [line for line in demo.output.splitlines() if line.split(" ")[0] in
+            {s.name for s in P4_SCENARIOS}]
+    assert len(rows) == len(P4_SCENARIOS)
+    for row, scenario in zip(rows, P4_SCENARIOS, strict=True):
+        columns = row.split()
+        assert columns[1] == scenario.wire
+        assert columns[3] == ("alternate" if scenario.wire == "openai-compat" else "native")
+        assert columns[4] == ("0" if scenario.expect_fallback else "1")
+        if scenario.expect_fallback:
+            assert row.endswith("I received the tool result; it has no image.")
+        else:
+            assert "I see 1 image. image 1: left half " in row
+    assert demo.output.count("(1 image: JPEG 5 KB)") == len(P4_SCENARIOS)
     log = runner.invoke(main, ["log", str(db)])
     assert log.exit_code == 0, log.output
-    assert log.output.splitlines() == expected
+    assert log.output.splitlines() == flat
 
 
 def test_log_on_a_file_that_is_not_a_store_is_a_clear_error(tmp_path) -> None:
