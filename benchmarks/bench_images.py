@@ -1,0 +1,209 @@
+"""Issue 3 figures: image normalization against its floors and the naive Pillow path, side by side.
+
+Every comparison runs both sides interleaved in one process on the same generated input, and the
+best of several runs is kept (the machine is shared; the minimum is the least disturbed figure).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import io
+import math
+import os
+import resource
+import time
+import tracemalloc
+from collections.abc import Callable
+
+import anyio
+import anyio.to_thread
+from PIL import Image, ImageChops, ImageStat
+
+from fuseforks.engine.image_types import NormalizedImage
+from fuseforks.engine.images import normalize_image, normalize_result_images_async
+from tests.helpers import imagegen as gen
+
+MIB = 1024 * 1024
+
+
+def best_of(runs: int, *functions: Callable[[], object]) -> list[float]:
+    """Seconds of the fastest run of each function, the functions interleaved run by run."""
+    best = [math.inf] * len(functions)
+    for _ in range(runs):
+        for i, function in enumerate(functions):
+            start = time.perf_counter()
+            function()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.2f} ms"
+
+
+def verdict(ok: bool) -> str:
+    return "ok" if ok else "MISSED"
+
+
+def psnr(a: Image.Image, b: Image.Image) -> float:
+    diff = ImageChops.difference(a.convert("RGB"), b.convert("RGB"))
+    mse = sum(v * v for v in ImageStat.Stat(diff).rms) / 3
+    return math.inf if mse == 0 else 10 * math.log10(255 * 255 / mse)
+
+
+def kept(result: object) -> NormalizedImage:
+    assert isinstance(result, NormalizedImage), result
+    return result
+
+
+def bench_bomb() -> None:
+    """First, so the process's peak RSS has not yet been raised by the large images below."""
+    bomb = gen.png_declaring(100_000, 100_000)
+    bomb_b64 = base64.b64encode(bomb).decode()
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    tracemalloc.start()
+    result = normalize_image(bomb_b64)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    rss_growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before  # KiB
+    (seconds,) = best_of(50, lambda: normalize_image(bomb_b64))
+    assert getattr(result, "reason", None) == "too_large", result
+    print("bomb: PNG declaring 100,000 x 100,000 px, given as base64")
+    print(f"  rejected as too_large in {ms(seconds)}  (goal < 5 ms: {verdict(seconds < 0.005)})")
+    print(
+        f"  extra memory: traced peak {peak / 1024:.1f} KiB, peak RSS growth {rss_growth} KiB"
+        f"  (goal < 5 MB: {verdict(peak < 5 * MIB and rss_growth < 5 * 1024)})"
+    )
+
+
+def bench_pass_through() -> None:
+    noise = Image.frombytes("RGB", (1568, 1568), os.urandom(1568 * 1568 * 3))
+    jpeg = gen.encode(noise, "JPEG", quality=85)
+    text = base64.b64encode(jpeg).decode()
+    assert kept(normalize_image(text)).path == "pass_through"
+
+    def floor() -> str:
+        return hashlib.sha256(binascii.a2b_base64(text)).hexdigest()
+
+    ours, bottom = best_of(30, lambda: normalize_image(text), floor)
+    ratio = ours / bottom
+    print(f"pass-through: {len(jpeg) / 1e6:.2f} MB 1568x1568 JPEG as base64")
+    print(f"  normalize_image       {ms(ours)}")
+    print(f"  floor (b64 + sha256)  {ms(bottom)}")
+    print(f"  ratio {ratio:.2f}x  (goal <= 1.25x: {verdict(ratio <= 1.25)})")
+
+
+def naive_jpeg(data: bytes) -> bytes:
+    """What a Pillow user writes first: full decode, thumbnail LANCZOS, save q85."""
+    im = Image.open(io.BytesIO(data))
+    im.load()
+    im.thumbnail((1568, 1568), Image.Resampling.LANCZOS)
+    out = io.BytesIO()
+    im.convert("RGB").save(out, "JPEG", quality=85)
+    return out.getvalue()
+
+
+def bench_large_jpeg() -> None:
+    jpeg = gen.encode(gen.photo(4000, 3000), "JPEG", quality=92)
+    ours, naive = best_of(5, lambda: normalize_image(jpeg), lambda: naive_jpeg(jpeg))
+    ratio = ours / naive
+    ours_image = Image.open(io.BytesIO(kept(normalize_image(jpeg)).data))
+    naive_image = Image.open(io.BytesIO(naive_jpeg(jpeg)))
+    assert ours_image.size == naive_image.size == (1568, 1176), (ours_image.size, naive_image.size)
+    quality = psnr(ours_image, naive_image)
+    print(f"re-encode: 4000x3000 JPEG ({len(jpeg) / 1e6:.2f} MB) -> 1568x1176 JPEG q85")
+    print(f"  normalize_image (draft to 1/2, bicubic)   {ms(ours)}")
+    print(f"  naive Pillow (decode, thumbnail, save)    {ms(naive)}")
+    print(f"  ratio {ratio:.2f}x  (goal <= 0.5x: {verdict(ratio <= 0.5)})")
+    print(f"  PSNR against the naive output {quality:.1f} dB  (goal >= 33 dB: {verdict(quality >= 33)})")
+
+
+def rgba_photo(width: int, height: int) -> Image.Image:
+    im = gen.photo(width, height).convert("RGBA")
+    alpha = Image.radial_gradient("L").resize((width, height))
+    im.putalpha(alpha)
+    return im
+
+
+def decode_only(data: bytes) -> None:
+    im = Image.open(io.BytesIO(data))
+    im.load()
+
+
+def bench_rgba_png() -> None:
+    png = gen.encode(rgba_photo(4000, 3000), "PNG")
+    assert kept(normalize_image(png)).path == "re_encoded"
+    ours, decode = best_of(5, lambda: normalize_image(png), lambda: decode_only(png))
+    ratio = ours / decode
+    print(f"re-encode: 4000x3000 RGBA PNG ({len(png) / 1e6:.2f} MB) -> 1568x1176 JPEG on white")
+    print(f"  normalize_image   {ms(ours)}")
+    print(f"  decode only       {ms(decode)}")
+    print(f"  ratio {ratio:.2f}x  (goal <= 1.6x: {verdict(ratio <= 1.6)})")
+
+
+def machine_parallelism(cores: int) -> float:
+    """How much faster `cores` GIL-free threads finish than one after another, right now.
+
+    The control for the concurrency figure: the machine is shared, and when other work holds the
+    cores no thread pool can beat serial. SHA-256 of a large buffer releases the GIL.
+    """
+    buffer = os.urandom(32 * MIB)
+
+    def hash_once() -> None:
+        hashlib.sha256(buffer).digest()
+
+    def threaded() -> None:
+        async def run() -> None:
+            async with anyio.create_task_group() as group:
+                for _ in range(cores):
+                    group.start_soon(anyio.to_thread.run_sync, hash_once)
+
+        anyio.run(run)
+
+    serial, parallel = best_of(3, lambda: [hash_once() for _ in range(cores)], threaded)
+    return serial / parallel
+
+
+def bench_concurrency() -> None:
+    pngs = [base64.b64encode(gen.encode(rgba_photo(3000, 2000), "PNG")).decode() for _ in range(4)]
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = usable or 1
+
+    def four_at_once() -> None:
+        result = anyio.run(normalize_result_images_async, pngs)
+        assert len(result.kept) == 4
+
+    def four_in_a_row() -> None:
+        for text in pngs:
+            kept(normalize_image(text))
+
+    control = machine_parallelism(cores)
+    one, concurrent, serial = best_of(
+        3, lambda: kept(normalize_image(pngs[0])), four_at_once, four_in_a_row
+    )
+    control_after = machine_parallelism(cores)
+    expected = math.ceil(4 / cores)
+    print(f"concurrency: 4 RGBA PNGs 3000x2000 as base64, {cores} cores usable")
+    print(f"  one image                       {ms(one)}")
+    print(f"  four, async in worker threads   {ms(concurrent)}  = {concurrent / one:.2f}x one")
+    print(f"  four, one after another         {ms(serial)}  = {serial / one:.2f}x one")
+    print(f"  speed-up of threads over serial {serial / concurrent:.2f}x")
+    print(
+        f"  control: {cores} threads of SHA-256 ran {control:.2f}x / {control_after:.2f}x"
+        f" faster than serial (before / after); {cores:.0f}x means the cores were free"
+    )
+    print(f"  expected about ceil(4 / cores) = {expected}x one on free cores")
+
+
+def main() -> None:
+    bench_bomb()
+    bench_pass_through()
+    bench_large_jpeg()
+    bench_rgba_png()
+    bench_concurrency()
+
+
+if __name__ == "__main__":
+    main()
