@@ -99,7 +99,10 @@ async def bench_calls() -> None:
             await per_call(hub, local, raw, tool)
     with http_server(["-m", "fuseforks.demo.camera"]) as url:
         print(f"per call over streamable HTTP on 127.0.0.1 (median of {CALLS})")
-        async with ToolHub([HttpServer(name="cam", url=url)]) as hub, Client(build_server()) as local:
+        async with (
+            ToolHub([HttpServer(name="cam", url=url)]) as hub,
+            Client(build_server()) as local,
+        ):
             for tool in ("camera_status", "live_view_image"):
                 await per_call(hub, local, None, tool)
 

@@ -111,7 +111,7 @@ def _server(name: str, entry: Any, environ: Mapping[str, str]) -> ServerConfig |
             env={k: _expand(v, environ, f"{where}.env.{k}") for k, v in env.items()},
             cwd=cwd,
         )
-    raise ConfigError(f"{where} needs either \"command\" (stdio) or \"url\" (streamable HTTP)")
+    raise ConfigError(f'{where} needs either "command" (stdio) or "url" (streamable HTTP)')
 
 
 def parse_config(document: Any, environ: Mapping[str, str] | None = None) -> list[ServerConfig]:

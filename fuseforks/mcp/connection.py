@@ -13,7 +13,7 @@ import math
 import os
 import tempfile
 from contextlib import AsyncExitStack
-from typing import IO, Any
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -121,7 +121,9 @@ class Connection:
             logger.debug("mcp call failed: server=%s tool=%s", self.name, tool, exc_info=leaf)
             return CallFault(faults.call_failed(self.name, tool, leaf), dead=True)
 
-    async def _run(self, *, task_status: TaskStatus[str | None] = anyio.TASK_STATUS_IGNORED) -> None:
+    async def _run(
+        self, *, task_status: TaskStatus[str | None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
         stop, done = anyio.Event(), anyio.Event()
         self._stop, self._done = stop, done
         self._garbage_lines = 0
@@ -142,7 +144,7 @@ class Connection:
                 reason = faults.handshake_timeout(
                     self.name, self._connect_timeout, self._garbage_lines
                 )
-        except Exception as error:  # boundary: a server's failure must not end the hub
+        except Exception as error:  # noqa: BLE001 - a server's failure must not end the hub
             leaf = _leaf(error)
             if started:
                 logger.warning("mcp server %s ended: %r", self.name, leaf)

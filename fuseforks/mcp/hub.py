@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import anyio
 import msgspec
@@ -82,7 +82,7 @@ class ToolHub:
         self._task_group: TaskGroup | None = None
         self.start_faults: dict[str, str] = {}  # server name -> why it did not start
 
-    async def __aenter__(self) -> ToolHub:
+    async def __aenter__(self) -> Self:
         group = anyio.create_task_group()
         await group.__aenter__()
         self._task_group = group

@@ -27,8 +27,7 @@ def test_call_prints_the_text_then_one_line_per_image() -> None:
     digest = hashlib.sha256(frame).hexdigest()
     assert code == 0
     assert out == (
-        f"{frame_text(1, frame)}\n"
-        f"image 1: JPEG 640x424 5 KB sha256={digest} passed through\n"
+        f"{frame_text(1, frame)}\nimage 1: JPEG 640x424 5 KB sha256={digest} passed through\n"
     )
 
 
@@ -87,7 +86,11 @@ def test_tools_lists_prefixed_names_and_faults(tmp_path: Path) -> None:
         json.dumps(
             {
                 "mcpServers": {
-                    "nik": {"command": PY, "args": ["-m", "fuseforks.demo.camera"], "cwd": str(REPO)},
+                    "nik": {
+                        "command": PY,
+                        "args": ["-m", "fuseforks.demo.camera"],
+                        "cwd": str(REPO),
+                    },
                     "ghost": {"command": "/nonexistent/fuseforks-no-such-server"},
                 }
             }

@@ -36,7 +36,9 @@ def test_a_typical_file_from_another_client_reads_unchanged(tmp_path: Path) -> N
         )
     )
     assert load_config(path) == [
-        StdioServer(name="nik", command="uvx", args=["nik-mcp", "--live"], env={"NIK_PORT": "47321"}),
+        StdioServer(
+            name="nik", command="uvx", args=["nik-mcp", "--live"], env={"NIK_PORT": "47321"}
+        ),
         HttpServer(
             name="remote",
             url="http://127.0.0.1:47321/mcp",
@@ -64,7 +66,9 @@ def test_variables_expand_from_the_environment_only_where_written() -> None:
 
 def test_a_missing_variable_is_an_error_naming_the_field() -> None:
     document = {"mcpServers": {"s": {"command": "srv", "env": {"K": "${NOPE}"}}}}
-    with pytest.raises(ConfigError, match=r"^mcpServers\.s\.env\.K: environment variable NOPE is not set$"):
+    with pytest.raises(
+        ConfigError, match=r"^mcpServers\.s\.env\.K: environment variable NOPE is not set$"
+    ):
         parse_config(document, {})
 
 
@@ -72,10 +76,22 @@ def test_a_missing_variable_is_an_error_naming_the_field() -> None:
     ("document", "message"),
     [
         ([], 'the configuration must be an object with an "mcpServers" object'),
-        ({"mcpServers": {"s": {"args": []}}}, 'mcpServers.s needs either "command" (stdio) or "url" (streamable HTTP)'),
-        ({"mcpServers": {"s": {"command": "x", "args": "-v"}}}, "mcpServers.s.args must be a list of strings"),
-        ({"mcpServers": {"s": {"url": "http://x", "type": "sse"}}}, "mcpServers.s: the sse transport is not supported; use streamable HTTP"),
-        ({"mcpServers": {"a.b": {"command": "x"}, "a_b": {"command": "y"}}}, "mcpServers: 'a.b' and 'a_b' give the same tool prefix 'a_b'"),
+        (
+            {"mcpServers": {"s": {"args": []}}},
+            'mcpServers.s needs either "command" (stdio) or "url" (streamable HTTP)',
+        ),
+        (
+            {"mcpServers": {"s": {"command": "x", "args": "-v"}}},
+            "mcpServers.s.args must be a list of strings",
+        ),
+        (
+            {"mcpServers": {"s": {"url": "http://x", "type": "sse"}}},
+            "mcpServers.s: the sse transport is not supported; use streamable HTTP",
+        ),
+        (
+            {"mcpServers": {"a.b": {"command": "x"}, "a_b": {"command": "y"}}},
+            "mcpServers: 'a.b' and 'a_b' give the same tool prefix 'a_b'",
+        ),
     ],
 )
 def test_unusable_configurations_are_refused_with_a_precise_message(

@@ -70,7 +70,11 @@ async def test_png_with_alpha_is_re_encoded_onto_white(hub: ToolHub) -> None:
     output = await hub.call("content__png_alpha", {}, "en")
     assert output.text == "(1 image)"
     (image,) = output.images
-    assert (image.path, image.media_type, image.source_format) == ("re_encoded", "image/jpeg", "PNG")
+    assert (image.path, image.media_type, image.source_format) == (
+        "re_encoded",
+        "image/jpeg",
+        "PNG",
+    )
     decoded = Image.open(io.BytesIO(image.data)).convert("RGB")
     assert decoded.size == (200, 100)
     left = decoded.getpixel((10, 50))
@@ -135,7 +139,10 @@ async def test_embedded_blob_resource_is_noted_never_dumped(hub: ToolHub) -> Non
 
 async def test_embedded_text_resource_is_noted_not_inlined(hub: ToolHub) -> None:
     output = await hub.call("content__embedded_text", {}, "ja")
-    assert output.text == "（テキスト以外の内容（埋め込みリソース）が返されました。この経路では扱えません）"
+    assert (
+        output.text
+        == "（テキスト以外の内容（埋め込みリソース）が返されました。この経路では扱えません）"
+    )
 
 
 async def test_resource_link_becomes_its_uri(hub: ToolHub) -> None:
@@ -146,7 +153,11 @@ async def test_resource_link_becomes_its_uri(hub: ToolHub) -> None:
 async def test_lying_mime_type_is_ignored_format_comes_from_the_bytes(hub: ToolHub) -> None:
     output = await hub.call("content__lying_mime", {}, "en")
     (image,) = output.images
-    assert (image.media_type, image.path, image.source_format) == ("image/jpeg", "pass_through", "JPEG")
+    assert (image.media_type, image.path, image.source_format) == (
+        "image/jpeg",
+        "pass_through",
+        "JPEG",
+    )
     assert image.data == pictures.solid_jpeg((0, 0, 255))
 
 

@@ -38,7 +38,12 @@ async def test_jpeg_of_1_5_mb_arrives_byte_identical(legacy_url: str) -> None:
     assert 1_400_000 < len(sent) < 1_600_000
     assert output.fault is None
     (image,) = output.images
-    assert (image.path, image.size, image.width, image.height) == ("pass_through", len(sent), 1400, 1200)
+    assert (image.path, image.size, image.width, image.height) == (
+        "pass_through",
+        len(sent),
+        1400,
+        1200,
+    )
     assert image.digest == hashlib.sha256(sent).hexdigest()
 
 
@@ -68,7 +73,9 @@ async def test_png_of_10_mb_arrives_and_is_re_encoded(legacy_url: str) -> None:
 
 
 async def test_the_sdk_default_event_limit_would_lose_the_image(legacy_url: str) -> None:
-    async with ToolHub([http("content", legacy_url)], max_event_bytes=SDK_DEFAULT_EVENT_BYTES) as hub:
+    async with ToolHub(
+        [http("content", legacy_url)], max_event_bytes=SDK_DEFAULT_EVENT_BYTES
+    ) as hub:
         output = await hub.call("content__jpeg_1_5_mb", {}, "en")
     assert output.fault == (
         "server 'content' closed the connection during the call "

@@ -8,7 +8,9 @@ from __future__ import annotations
 import base64
 import sys
 
+import pictures
 from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
 from mcp.types import (
     AudioContent,
     BlobResourceContents,
@@ -20,9 +22,6 @@ from mcp.types import (
     TextContent,
     TextResourceContents,
 )
-
-import pictures
-from mcp.shared.exceptions import MCPError
 from mcp_types import METHOD_NOT_FOUND, RequestParams
 
 server = MCPServer("content", log_level="WARNING")
@@ -45,7 +44,9 @@ def text_only() -> CallToolResult:
 @server.tool()
 def jpeg() -> CallToolResult:
     """One small red JPEG after a text block."""
-    return _result(TextContent(text="a red frame"), _image(pictures.solid_jpeg((255, 0, 0)), "image/jpeg"))
+    return _result(
+        TextContent(text="a red frame"), _image(pictures.solid_jpeg((255, 0, 0)), "image/jpeg")
+    )
 
 
 @server.tool()
@@ -69,7 +70,9 @@ def gif() -> CallToolResult:
 @server.tool()
 def broken_base64() -> CallToolResult:
     """An image block whose data is not base64."""
-    return _result(TextContent(text="broken"), ImageContent(data="not*base64!", mime_type="image/jpeg"))
+    return _result(
+        TextContent(text="broken"), ImageContent(data="not*base64!", mime_type="image/jpeg")
+    )
 
 
 @server.tool()
@@ -112,7 +115,9 @@ def embedded_blob() -> CallToolResult:
 @server.tool()
 def embedded_text() -> CallToolResult:
     """An embedded text resource."""
-    doc = TextResourceContents(uri="file:///tmp/notes.txt", mime_type="text/plain", text="inner notes")
+    doc = TextResourceContents(
+        uri="file:///tmp/notes.txt", mime_type="text/plain", text="inner notes"
+    )
     return _result(EmbeddedResource(resource=doc))
 
 
