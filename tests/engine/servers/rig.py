@@ -59,6 +59,22 @@ def status() -> CallToolResult:
     return CallToolResult(content=[TextContent(text="ready")])
 
 
+_BIG = Image.effect_noise((1400, 933), 60).convert("RGB")
+
+
+@server.tool()
+def big() -> CallToolResult:
+    """A large noisy frame (about 1 MB as JPEG), different on every call."""
+    n = next(_counter)
+    picture = _BIG.copy()
+    picture.putpixel((0, 0), (n % 256, n // 256 % 256, 9))
+    out = io.BytesIO()
+    picture.save(out, "JPEG", quality=92)
+    return CallToolResult(content=[TextContent(text="big"),
+                                   ImageContent(data=base64.b64encode(out.getvalue()).decode(),
+                                                mime_type="image/jpeg")])
+
+
 @server.tool()
 def pair() -> CallToolResult:
     """Two frames in one result."""
