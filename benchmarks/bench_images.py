@@ -15,14 +15,18 @@ import os
 import resource
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import anyio
 import anyio.to_thread
 from PIL import Image, ImageChops, ImageStat
 
 from fuseforks.engine.image_types import NormalizedImage
-from fuseforks.engine.images import normalize_image, normalize_result_images_async
+from fuseforks.engine.images import (
+    normalize_image,
+    normalize_result_images,
+    normalize_result_images_async,
+)
 from tests.helpers import imagegen as gen
 
 MIB = 1024 * 1024
@@ -166,6 +170,32 @@ def machine_parallelism(cores: int) -> float:
     return serial / parallel
 
 
+async def inline(pngs: list[str]) -> object:
+    return normalize_result_images(pngs)
+
+
+async def loop_stall(work: Callable[[], Awaitable[object]]) -> float:
+    """Longest gap between 1 ms ticks of another task while `work` runs: how blocked the loop was."""
+    longest = 0.0
+    done = anyio.Event()
+
+    async def ticker() -> None:
+        nonlocal longest
+        last = time.perf_counter()
+        while not done.is_set():
+            await anyio.sleep(0.001)
+            now = time.perf_counter()
+            longest = max(longest, now - last)
+            last = now
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ticker)
+        await anyio.sleep(0.01)
+        await work()
+        done.set()
+    return longest
+
+
 def bench_concurrency() -> None:
     pngs = [base64.b64encode(gen.encode(rgba_photo(3000, 2000), "PNG")).decode() for _ in range(4)]
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -184,6 +214,8 @@ def bench_concurrency() -> None:
         3, lambda: kept(normalize_image(pngs[0])), four_at_once, four_in_a_row
     )
     control_after = machine_parallelism(cores)
+    gap_threads = anyio.run(loop_stall, lambda: normalize_result_images_async(pngs))
+    gap_inline = anyio.run(loop_stall, lambda: inline(pngs))
     expected = math.ceil(4 / cores)
     print(f"concurrency: 4 RGBA PNGs 3000x2000 as base64, {cores} cores usable")
     print(f"  one image                       {ms(one)}")
@@ -195,6 +227,10 @@ def bench_concurrency() -> None:
         f" faster than serial (before / after); {cores:.0f}x means the cores were free"
     )
     print(f"  expected about ceil(4 / cores) = {expected}x one on free cores")
+    print(
+        f"  event loop: longest stall {ms(gap_threads)} with worker threads,"
+        f" {ms(gap_inline)} if normalized on the loop"
+    )
 
 
 def main() -> None:

@@ -40,7 +40,8 @@ from fuseforks.engine.images_probe import ProbeError, probe, sniff_format
 
 CARRIED_FORMATS = frozenset({"JPEG", "PNG", "WEBP"})
 _MEDIA_TYPES = {"JPEG": "image/jpeg", "WEBP": "image/webp"}
-_WHITESPACE = b" \t\r\n\v\f"
+_DROP_WHITESPACE = str.maketrans("", "", " \t\r\n\v\f")
+_BASE64_SLICE = 1024 * 1024  # characters; a multiple of 4
 
 ImageBlock = str | bytes
 Outcome = NormalizedImage | DroppedImage
@@ -130,12 +131,27 @@ def _drop(reason: DropReason, index: int, fmt: str | None, detail: str) -> Dropp
 def _decode_base64(text: str) -> bytes:
     """Strict base64 (RFC 4648 alphabet and padding); line breaks are tolerated, nothing else."""
     try:
-        return binascii.a2b_base64(text, strict_mode=True)
+        return _a2b_in_slices(text)
     except (binascii.Error, ValueError):
-        compact = text.translate({ord(c): None for c in _WHITESPACE.decode()})
+        compact = text.translate(_DROP_WHITESPACE)
         if compact == text:
             raise
-        return binascii.a2b_base64(compact, strict_mode=True)
+        return _a2b_in_slices(compact)
+
+
+def _a2b_in_slices(text: str) -> bytes:
+    """Decode in 1 MiB slices: binascii holds the GIL, and one call on a large image would stall
+    the event loop and the other workers for tens of milliseconds. Slices are whole 4-character
+    groups, so strict mode still rejects padding anywhere but at the very end."""
+    if len(text) <= _BASE64_SLICE:
+        return binascii.a2b_base64(text, strict_mode=True)
+    parts = []
+    for start in range(0, len(text), _BASE64_SLICE):
+        piece = text[start : start + _BASE64_SLICE]
+        if piece.endswith("=") and start + _BASE64_SLICE < len(text):
+            raise binascii.Error("padding before the end")
+        parts.append(binascii.a2b_base64(piece, strict_mode=True))
+    return b"".join(parts)
 
 
 def _normalize(data: ImageBlock, index: int) -> Outcome:

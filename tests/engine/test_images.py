@@ -236,6 +236,16 @@ def test_base64_with_line_breaks_is_accepted() -> None:
     assert kept(normalize_image(wrapped)).data == source
 
 
+def test_large_base64_decodes_whole_and_padding_inside_it_is_broken() -> None:
+    source = gen.encode(gen.binary_noise(1000, 1000), "JPEG", quality=85)
+    text = b64(source)
+    assert len(text) > images_module._BASE64_SLICE  # decoded in slices
+    assert kept(normalize_image(text)).data == source
+    slice_chars = images_module._BASE64_SLICE
+    padded_inside = text[: slice_chars - 4] + "QQ==" + text[slice_chars:]
+    assert dropped(normalize_image(padded_inside)).detail == "broken base64"
+
+
 def test_random_bytes_are_unreadable() -> None:
     import random
 
