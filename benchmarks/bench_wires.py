@@ -13,13 +13,20 @@ import os
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 
 import msgspec
 
 from fuseforks.engine.vault import ImageVault
 from fuseforks.wires import WIRES, Endpoint, get_wire
 from fuseforks.wires.canonical import (
-    AssistantMessage, ChatRequest, Message, ToolCall, ToolResultMessage, ToolSpec, UserMessage,
+    AssistantMessage,
+    ChatRequest,
+    Message,
+    ToolCall,
+    ToolResultMessage,
+    ToolSpec,
+    UserMessage,
 )
 
 ROUNDS = 10
@@ -76,8 +83,8 @@ def main() -> None:
             wire.encode(msgspec.structs.replace(request, messages=request.messages[: 1 + 2 * r]),
                         vault, ENDPOINT)
         body = wire.encode(request, vault, ENDPOINT).body
-        build = best_of(lambda: wire.encode(request, vault, ENDPOINT))
-        copy = best_of(lambda: bytearray(body))
+        build = best_of(partial(wire.encode, request, vault, ENDPOINT))
+        copy = best_of(partial(bytearray, body))
         worst = max(worst, build / copy)
         print(f"{wire_name:<22}{len(body) / 1e6:>9.1f}{build * 1e3:>10.1f}{copy * 1e3:>9.1f}"
               f"{build / copy:>7.2f}")
@@ -85,8 +92,8 @@ def main() -> None:
     vault = ImageVault()
     request = conversation(vault, ROUNDS)
     naive_body = naive_encode(request, vault)
-    naive = best_of(lambda: naive_encode(request, vault))
-    copy = best_of(lambda: bytearray(naive_body))
+    naive = best_of(partial(naive_encode, request, vault))
+    copy = best_of(partial(bytearray, naive_body))
     print(f"{'naive (no vault)':<22}{len(naive_body) / 1e6:>9.1f}{naive * 1e3:>10.1f}"
           f"{copy * 1e3:>9.1f}{naive / copy:>7.2f}")
     print(f"worst wire ratio {worst:.2f} (target <= 3.00): {'ok' if worst <= 3 else 'OVER'}")

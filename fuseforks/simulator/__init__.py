@@ -6,7 +6,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fuseforks.simulator.brain import IMAGE_IGNORING_MODELS, IMAGE_REFUSING_MODELS, Script
+from fuseforks.simulator.brain import (
+    DEFAULT_SCRIPT,
+    IMAGE_IGNORING_MODELS,
+    IMAGE_REFUSING_MODELS,
+    Script,
+)
 from fuseforks.simulator.server import WIRE_PREFIXES, Fault, Received, Simulator
 
 __all__ = [
@@ -17,7 +22,7 @@ __all__ = [
 
 @asynccontextmanager
 async def run_simulator(
-    *, script: Script = Script(), record_dir: Path | str | None = None, port: int = 0
+    *, script: Script = DEFAULT_SCRIPT, record_dir: Path | str | None = None, port: int = 0
 ) -> AsyncIterator[Simulator]:
     """Start a simulator on 127.0.0.1 (a free port by default) for the duration of the block."""
     simulator = Simulator(script=script, record_dir=record_dir)

@@ -29,6 +29,9 @@ class Script:
     rounds: int = 1
 
 
+DEFAULT_SCRIPT = Script()
+
+
 @dataclass(frozen=True, slots=True)
 class Conversation:
     """What a provider module read out of a valid request."""

@@ -11,7 +11,7 @@ from fuseforks.simulator.eyes import media_type_of
 from fuseforks.simulator.shapes import Invalid
 
 ACCEPTED = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
-_DATA_URL = re.compile(r"data:(?P<type>[\w.+-]+/[\w.+-]+);base64,(?P<data>.*)", re.S)
+_DATA_URL = re.compile(r"data:(?P<type>[\w.+-]+/[\w.+-]+);base64,(?P<data>.*)", re.DOTALL)
 
 
 def decode_image(data: str, declared: str, where: str) -> bytes:

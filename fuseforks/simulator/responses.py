@@ -124,7 +124,7 @@ def _read(request: Request) -> Conversation:
         previous = item
     missing = called - answered
     if missing:
-        raise Invalid(f"No tool output found for function call {sorted(missing)[0]}.")
+        raise Invalid(f"No tool output found for function call {min(missing)}.")
     ends = bool(items) and isinstance(items[-1], FunctionCallOutputItem)
     return Conversation(model=request.model, tools=[t.name for t in request.tools],
                         tool_rounds_done=rounds, ends_with_tool_results=ends,

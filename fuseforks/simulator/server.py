@@ -25,7 +25,7 @@ import h11
 import msgspec
 
 from fuseforks.simulator import anthropic, gemini, openai_chat, responses
-from fuseforks.simulator.brain import Script
+from fuseforks.simulator.brain import DEFAULT_SCRIPT, Script
 from fuseforks.simulator.shapes import Invalid, Reply, error_body, error_reply
 
 WIRE_PREFIXES: dict[str, str] = {
@@ -101,7 +101,7 @@ def _auth_ok(wire: str, headers: dict[str, str], query: str) -> bool:
 class Simulator:
     """A strict, scripted, sighted stand-in for the seven providers."""
 
-    def __init__(self, *, script: Script = Script(), record_dir: Path | str | None = None) -> None:
+    def __init__(self, *, script: Script = DEFAULT_SCRIPT, record_dir: Path | str | None = None) -> None:
         self.script = script
         self.record_dir = Path(record_dir) if record_dir else None
         self.received: list[Received] = []

@@ -14,8 +14,16 @@ import msgspec
 
 from fuseforks.wires.base import JSON, Endpoint, HttpRequest, decode_json
 from fuseforks.wires.canonical import (
-    AssistantMessage, ChatRequest, ChatResponse, Message, SystemMessage, ToolCall,
-    ToolResultMessage, Usage, UserMessage, system_texts,
+    AssistantMessage,
+    ChatRequest,
+    ChatResponse,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+    system_texts,
 )
 from fuseforks.wires.errors import WireError, classify_status
 

@@ -82,7 +82,7 @@ class WireGarbage(WireError):
     """A 2xx whose body is not the response shape the wire expects."""
 
 
-_IMAGE_WORDS = re.compile(r"image|inline_?data|mime|media.?type|picture|vision|multimodal", re.I)
+_IMAGE_WORDS = re.compile(r"image|inline_?data|mime|media.?type|picture|vision|multimodal", re.IGNORECASE)
 IMAGE_STATUSES = frozenset({400, 413, 422})
 
 
@@ -133,10 +133,10 @@ def classify_status(
         code = error_type or code
     else:
         code = code or error_type
-    fields: dict[str, Any] = dict(
-        wire=wire, status=status, error_class=error_class(status), error_type=error_type,
-        code=code, message=message,
-    )
+    fields: dict[str, Any] = {
+        "wire": wire, "status": status, "error_class": error_class(status),
+        "error_type": error_type, "code": code, "message": message,
+    }
     if status == 429 or status >= 500 or status == 408:
         return WireRetryable(**fields)
     about_images = bool(_IMAGE_WORDS.search(f"{code} {message}"))

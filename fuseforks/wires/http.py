@@ -12,9 +12,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 import anyio
 import httpx
@@ -22,11 +22,15 @@ import httpx
 from fuseforks.wires.base import Endpoint, Wire
 from fuseforks.wires.canonical import ChatRequest, ChatResponse
 from fuseforks.wires.errors import (
-    WireError, WireGarbage, WireRejected, WireRetryable, WireUnavailable,
+    WireError,
+    WireGarbage,
+    WireRejected,
+    WireRetryable,
+    WireUnavailable,
 )
 from fuseforks.wires.jpeg_fallback import has_webp, with_jpeg_images
-from fuseforks.wires.registry import endpoint_from_env, get_wire
 from fuseforks.wires.notices import AttachmentFallback, RetryNotice, RetryStop
+from fuseforks.wires.registry import endpoint_from_env, get_wire
 
 if TYPE_CHECKING:
     from fuseforks.engine.vault import ImageVault
@@ -72,7 +76,7 @@ def retry_after_seconds(headers: httpx.Headers) -> float | None:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
-    return max((when - datetime.now(timezone.utc)).total_seconds(), 0.0)
+    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
 
 
 class ProviderClient:
@@ -101,7 +105,7 @@ class ProviderClient:
         self._http = httpx.AsyncClient(timeout=timeout, transport=transport, follow_redirects=False)
         self.host = httpx.URL(self.endpoint.base_url).host
 
-    async def __aenter__(self) -> ProviderClient:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -13,11 +13,22 @@ from typing import TYPE_CHECKING, Any, assert_never
 import msgspec
 
 from fuseforks.wires.base import (
-    JSON, Endpoint, HttpRequest, arguments_json, decode_json, tool_arguments,
+    JSON,
+    Endpoint,
+    HttpRequest,
+    arguments_json,
+    decode_json,
+    tool_arguments,
 )
 from fuseforks.wires.canonical import (
-    AssistantMessage, ChatRequest, ChatResponse, Message, SystemMessage, ToolCall,
-    ToolResultMessage, Usage, UserMessage,
+    AssistantMessage,
+    ChatRequest,
+    ChatResponse,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
 )
 from fuseforks.wires.errors import WireError, classify_status
 

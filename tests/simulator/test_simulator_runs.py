@@ -36,10 +36,12 @@ async def test_record_requests_writes_every_body_as_seq_dash_wire_json(tmp_path:
 
 
 async def test_faults_can_be_queued_over_http() -> None:
-    async with run_simulator() as sim:
-        async with httpx.AsyncClient() as http:
-            queued = await http.post(f"{sim.base_url}/_sim/faults",
-                                     content=b'[{"kind":"status","status":503,"wire":"gemini"}]')
+    async with (
+        run_simulator() as sim,
+        httpx.AsyncClient() as http,
+    ):
+        queued = await http.post(f"{sim.base_url}/_sim/faults",
+                                 content=b'[{"kind":"status","status":503,"wire":"gemini"}]')
         assert queued.status_code == 200
         statuses: list[int | None] = []
         policy = RetryPolicy(base_delay=0.001)
@@ -52,10 +54,12 @@ async def test_faults_can_be_queued_over_http() -> None:
 
 async def test_script_calls_named_tools_for_the_given_rounds() -> None:
     script = Script(call_tools=("camera_status",), rounds=2)
-    async with run_simulator(script=script) as sim:
-        async with ProviderClient("anthropic", Endpoint(sim.base_urls["anthropic"], "k")) as client:
-            request = ChatRequest(model="m", messages=[UserMessage(text="hi")], tools=TOOLS)
-            first = await client.chat(request, ImageVault())
+    async with (
+        run_simulator(script=script) as sim,
+        ProviderClient("anthropic", Endpoint(sim.base_urls["anthropic"], "k")) as client,
+    ):
+        request = ChatRequest(model="m", messages=[UserMessage(text="hi")], tools=TOOLS)
+        first = await client.chat(request, ImageVault())
     assert [c.name for c in first.tool_calls] == ["camera_status"]
 
 

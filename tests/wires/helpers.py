@@ -8,7 +8,13 @@ from PIL import Image
 
 from fuseforks.engine.vault import ImageVault
 from fuseforks.wires.canonical import (
-    AssistantMessage, ChatRequest, ImageRef, ToolCall, ToolResultMessage, ToolSpec, UserMessage,
+    AssistantMessage,
+    ChatRequest,
+    ImageRef,
+    ToolCall,
+    ToolResultMessage,
+    ToolSpec,
+    UserMessage,
 )
 
 GREEN = (0, 255, 0)

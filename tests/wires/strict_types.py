@@ -14,15 +14,15 @@ import types
 import typing
 from typing import Any, Union
 
-import typing_extensions as te
 import pydantic
+import typing_extensions as te
 from pydantic import ConfigDict, TypeAdapter
 
 _BUILT: dict[Any, Any] = {}
 _BUILDING: set[Any] = set()
 _LIST_ORIGINS = {list, collections.abc.Iterable, collections.abc.Sequence, typing.Iterable,
-                 typing.Sequence, typing.List}
-_DICT_ORIGINS = {dict, collections.abc.Mapping, typing.Dict, typing.Mapping}
+                 typing.Sequence, list}
+_DICT_ORIGINS = {dict, collections.abc.Mapping, dict, typing.Mapping}
 
 
 def _unwrap(tp: Any) -> Any:
@@ -66,7 +66,7 @@ def strict(tp: Any) -> Any:
     if origin in (Union, types.UnionType):
         members = [strict(a) for a in args]
         params = [m for m in members if not _is_model(m)] or members
-        return Union[tuple(params)]  # type: ignore[return-value]
+        return Union[tuple(params)]  # type: ignore[return-value]  # noqa: UP007 (built at run time)
     if origin in _LIST_ORIGINS or getattr(origin, "__name__", "") == "SequenceNotStr":
         return list[strict(args[0])] if args else list
     if origin in _DICT_ORIGINS:

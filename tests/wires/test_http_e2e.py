@@ -35,18 +35,22 @@ async def two_rounds(client: ProviderClient, vault: ImageVault, images: list[lis
 
 @pytest.mark.parametrize("wire", WIRES)
 async def test_two_colour_image_reaches_the_simulators_eyes(wire: str) -> None:
-    async with run_simulator() as sim:
-        async with ProviderClient(wire, Endpoint(sim.base_urls[wire], "test-key")) as client:
-            answer, _ = await two_rounds(client, ImageVault(), [[two_colour_jpeg()]])
+    async with (
+        run_simulator() as sim,
+        ProviderClient(wire, Endpoint(sim.base_urls[wire], "test-key")) as client,
+    ):
+        answer, _ = await two_rounds(client, ImageVault(), [[two_colour_jpeg()]])
     assert answer == SEEN_GREEN_MAGENTA
     assert [r.status for r in sim.received] == [200, 200]
 
 
 @pytest.mark.parametrize("wire", ["anthropic", "gemini", "openai-responses"])
 async def test_webp_images_are_seen_natively(wire: str) -> None:
-    async with run_simulator() as sim:
-        async with ProviderClient(wire, Endpoint(sim.base_urls[wire], "test-key")) as client:
-            answer, _ = await two_rounds(client, ImageVault(), [[two_colour("WEBP")]], "image/webp")
+    async with (
+        run_simulator() as sim,
+        ProviderClient(wire, Endpoint(sim.base_urls[wire], "test-key")) as client,
+    ):
+        answer, _ = await two_rounds(client, ImageVault(), [[two_colour("WEBP")]], "image/webp")
     assert answer == SEEN_GREEN_MAGENTA
 
 
@@ -66,10 +70,12 @@ async def test_openai_compat_carrier_after_two_consecutive_tool_results_is_seen(
 
 
 async def test_one_connection_is_reused_across_calls() -> None:
-    async with run_simulator() as sim:
-        async with ProviderClient("anthropic", Endpoint(sim.base_urls["anthropic"], "k")) as client:
-            await two_rounds(client, ImageVault(), [[two_colour_jpeg()]])
-            await two_rounds(client, ImageVault(), [[two_colour_jpeg()]])
+    async with (
+        run_simulator() as sim,
+        ProviderClient("anthropic", Endpoint(sim.base_urls["anthropic"], "k")) as client,
+    ):
+        await two_rounds(client, ImageVault(), [[two_colour_jpeg()]])
+        await two_rounds(client, ImageVault(), [[two_colour_jpeg()]])
     assert len(sim.received) == 4
     assert sim.connections == 1
 

@@ -42,9 +42,9 @@ async def test_429_with_retry_after_is_waited_out_then_succeeds() -> None:
     assert response.text.startswith("I see 1 image.")
     assert [r.status for r in sim.received] == [429, 200]
     assert elapsed >= 0.25
-    assert [n.line() for n in notes.retries] == [
+    assert [n.line() for n in notes.retries] == [(
         "llm retry: backend=openai-responses model=sim-vision-1 host=127.0.0.1 attempt=1/5 "
-        "status=429 class=rate_limited code=rate_limit_exceeded delay_ms=250"]
+        "status=429 class=rate_limited code=rate_limit_exceeded delay_ms=250")]
     assert notes.stops == []
 
 
@@ -65,9 +65,9 @@ async def test_500_five_times_gives_a_bounded_clear_final_error() -> None:
         "WireUnavailable: backend=anthropic status=500 class=server_error type=api_error "
         "code=api_error: simulated fault (gave up after 5 attempts)")
     assert [n.attempt for n in notes.retries] == [1, 2, 3, 4]
-    assert [n.line() for n in notes.stops] == [
+    assert [n.line() for n in notes.stops] == [(
         "llm retry stop: backend=anthropic model=sim-vision-1 host=127.0.0.1 attempts=5 "
-        "status=500 class=server_error code=api_error"]
+        "status=500 class=server_error code=api_error")]
 
 
 async def test_backoff_grows_exponentially_within_jitter() -> None:
@@ -99,9 +99,9 @@ async def test_400_is_not_retried_and_is_reported_with_the_provider_code() -> No
     assert [r.status for r in sim.received] == [400, 200]
     assert text_only.text == "I received the tool result; it has no image."
     assert notes.retries == []
-    assert [n.line() for n in notes.stops] == [
+    assert [n.line() for n in notes.stops] == [(
         f"llm retry stop: backend=perplexity-responses model={model} host=127.0.0.1 attempts=1 "
-        "status=400 class=client_error code=invalid_request"]
+        "status=400 class=client_error code=invalid_request")]
 
 
 async def test_garbage_json_is_a_clear_error_and_not_retried() -> None:
@@ -140,38 +140,42 @@ async def test_connections_dropped_every_time_give_a_clear_final_error() -> None
     assert caught.value.error_class == "connection" and caught.value.attempts == 3
     assert str(caught.value).startswith("WireUnavailable: backend=meta-responses status=- class=connection")
     assert str(caught.value).endswith("(gave up after 3 attempts)")
-    assert [n.line() for n in notes.stops] == [
+    assert [n.line() for n in notes.stops] == [(
         "llm retry stop: backend=meta-responses model=sim-vision-1 host=127.0.0.1 attempts=3 "
-        "status=- class=connection code=-"]
+        "status=- class=connection code=-")]
 
 
 async def test_openai_compat_webp_refused_is_resent_once_as_jpeg() -> None:
     notes = Notes()
-    async with run_simulator() as sim:
-        async with notes.client("openai-compat", sim.base_urls["openai-compat"]) as client:
-            vault = ImageVault()
-            webp = vault.put(two_colour("WEBP"), "image/webp")
-            request = tool_round([("camera_snapshot", "x", [webp])], model="sim-no-webp")
-            response = await client.chat(request, vault)
+    async with (
+        run_simulator() as sim,
+        notes.client("openai-compat", sim.base_urls["openai-compat"]) as client,
+    ):
+        vault = ImageVault()
+        webp = vault.put(two_colour("WEBP"), "image/webp")
+        request = tool_round([("camera_snapshot", "x", [webp])], model="sim-no-webp")
+        response = await client.chat(request, vault)
     assert response.text == "I see 1 image. image 1: left half green, right half magenta."
     assert [r.status for r in sim.received] == [400, 200]
     assert b"data:image/jpeg;base64," in sim.received[1].body
     assert b"image/webp" not in sim.received[1].body
-    assert [f.line() for f in notes.fallbacks] == [
+    assert [f.line() for f in notes.fallbacks] == [(
         "attachment fallback: backend=openai-compat model=sim-no-webp host=127.0.0.1 "
-        "converted=1 to=jpeg"]
+        "converted=1 to=jpeg")]
     assert notes.stops == []
 
 
 async def test_openai_compat_second_400_after_jpeg_fallback_is_images_rejected() -> None:
     notes = Notes()
     model = "perplexity/deepseek-v4-pro-0813"
-    async with run_simulator() as sim:
-        async with notes.client("openai-compat", sim.base_urls["openai-compat"]) as client:
-            vault = ImageVault()
-            webp = vault.put(two_colour("WEBP"), "image/webp")
-            with pytest.raises(WireRejected) as caught:
-                await client.chat(tool_round([("camera_snapshot", "x", [webp])], model=model), vault)
+    async with (
+        run_simulator() as sim,
+        notes.client("openai-compat", sim.base_urls["openai-compat"]) as client,
+    ):
+        vault = ImageVault()
+        webp = vault.put(two_colour("WEBP"), "image/webp")
+        with pytest.raises(WireRejected) as caught:
+            await client.chat(tool_round([("camera_snapshot", "x", [webp])], model=model), vault)
     assert caught.value.images_rejected is True
     assert [r.status for r in sim.received] == [400, 400]
     assert len(notes.fallbacks) == 1
@@ -180,11 +184,13 @@ async def test_openai_compat_second_400_after_jpeg_fallback_is_images_rejected()
 
 async def test_jpeg_only_request_gets_no_attachment_fallback() -> None:
     notes = Notes()
-    async with run_simulator() as sim:
-        async with notes.client("openai-compat", sim.base_urls["openai-compat"]) as client:
-            vault = ImageVault()
-            with pytest.raises(WireRejected):
-                await client.chat(snapshot_request(vault, model="perplexity/deepseek-v4-pro-0813"), vault)
+    async with (
+        run_simulator() as sim,
+        notes.client("openai-compat", sim.base_urls["openai-compat"]) as client,
+    ):
+        vault = ImageVault()
+        with pytest.raises(WireRejected):
+            await client.chat(snapshot_request(vault, model="perplexity/deepseek-v4-pro-0813"), vault)
     assert len(sim.received) == 1 and notes.fallbacks == []
 
 

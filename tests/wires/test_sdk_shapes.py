@@ -23,7 +23,12 @@ from openai.types.responses.response_create_params import ResponseCreateParamsNo
 from fuseforks.engine.vault import ImageVault
 from fuseforks.wires import WIRES, Endpoint, get_wire
 from fuseforks.wires.canonical import (
-    AssistantMessage, ChatRequest, SystemMessage, ToolCall, ToolResultMessage, UserMessage,
+    AssistantMessage,
+    ChatRequest,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
 )
 from tests.wires.helpers import TOOLS, caption, two_colour, two_colour_jpeg
 from tests.wires.strict_types import validate_strict
