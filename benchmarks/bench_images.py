@@ -121,7 +121,9 @@ def bench_large_jpeg() -> None:
     print(f"  normalize_image (draft to 1/2, bicubic)   {ms(ours)}")
     print(f"  naive Pillow (decode, thumbnail, save)    {ms(naive)}")
     print(f"  ratio {ratio:.2f}x  (goal <= 0.5x: {verdict(ratio <= 0.5)})")
-    print(f"  PSNR against the naive output {quality:.1f} dB  (goal >= 33 dB: {verdict(quality >= 33)})")
+    print(
+        f"  PSNR against the naive output {quality:.1f} dB  (goal >= 33 dB: {verdict(quality >= 33)})"
+    )
 
 
 def rgba_photo(width: int, height: int) -> Image.Image:

@@ -54,7 +54,9 @@ def image() -> None:
 @click.argument(
     "files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
 )
-@click.option("--json", "as_json", is_flag=True, help="One JSON array of decisions instead of lines.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON array of decisions instead of lines."
+)
 def inspect(files: tuple[Path, ...], as_json: bool) -> None:
     """Print what normalize_image decides for each FILE (an image, base64 text, or a tool result)."""
     rows: list[Inspection] = []
@@ -103,7 +105,9 @@ def _tool_result_images(raw: bytes) -> list[tuple[str, str | None]] | None:
         if isinstance(block, dict) and block.get("type") == "image":
             data = block.get("data")
             mime = block.get("mimeType")
-            images.append((data if isinstance(data, str) else "", mime if isinstance(mime, str) else None))
+            images.append(
+                (data if isinstance(data, str) else "", mime if isinstance(mime, str) else None)
+            )
     return images
 
 

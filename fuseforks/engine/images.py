@@ -87,19 +87,19 @@ async def normalize_result_images_async(blocks: Sequence[ImageBlock]) -> ResultI
     while cursor < len(blocks) and kept < MAX_IMAGES_PER_RESULT:
         wave = range(cursor, min(len(blocks), cursor + MAX_IMAGES_PER_RESULT - kept))
         results: dict[int, Outcome] = {}
-
-        async def run(index: int) -> None:
-            results[index] = await anyio.to_thread.run_sync(_normalize, blocks[index], index)
-
         async with anyio.create_task_group() as group:
             for index in wave:
-                group.start_soon(run, index)
+                group.start_soon(_normalize_in_thread, blocks[index], index, results)
         outcomes.update(results)
         kept += sum(isinstance(results[i], NormalizedImage) for i in wave)
         cursor = wave.stop
     for index in range(cursor, len(blocks)):
         outcomes[index] = _too_many(blocks[index], index)
     return _collect(outcomes, len(blocks))
+
+
+async def _normalize_in_thread(block: ImageBlock, index: int, into: dict[int, Outcome]) -> None:
+    into[index] = await anyio.to_thread.run_sync(_normalize, block, index)
 
 
 def _collect(outcomes: dict[int, Outcome], count: int) -> ResultImages:
@@ -157,7 +157,7 @@ def _a2b_in_slices(text: str) -> bytes:
 def _normalize(data: ImageBlock, index: int) -> Outcome:
     try:
         return _decide(data, index)
-    except Exception as error:  # the contract is "never raises": hostile input ends here
+    except Exception as error:  # noqa: BLE001 - the contract is "never raises" for any input
         name = type(error).__name__
         return _drop("unreadable", index, None, f"unexpected {name} while reading the image")
 
@@ -218,7 +218,7 @@ def _decide(data: ImageBlock, index: int) -> Outcome:
         return _drop("too_large", index, fmt, "refused by the decompression-bomb guard")
     except MemoryError:
         return _drop("too_large", index, fmt, "out of memory while decoding")
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001 - Pillow raises many types for broken files
         return _drop("unreadable", index, fmt, f"cannot decode: {type(error).__name__}")
     if len(jpeg) > MAX_BYTES:
         kib = math.ceil(len(jpeg) / 1024)

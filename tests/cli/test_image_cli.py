@@ -31,12 +31,18 @@ def test_lines_for_pass_through_re_encode_and_drop(tmp_path: Path) -> None:
     assert isinstance(reencoded, NormalizedImage)
     lines = run(str(tmp_path / "cam.jpg"), str(tmp_path / "shot.png"), str(tmp_path / "anim.gif"))
     assert lines == [
-        f"{tmp_path}/cam.jpg: pass_through format=JPEG->JPEG bytes={len(jpeg)}->{len(jpeg)}"
-        f" px=640x424 sha256={hashlib.sha256(jpeg).hexdigest()}",
-        f"{tmp_path}/shot.png: re_encoded format=PNG->JPEG bytes={len(png)}->{reencoded.size}"
-        f" px=1568x1045 sha256={reencoded.digest}",
-        f"{tmp_path}/anim.gif: dropped reason=unsupported_format format=GIF"
-        " detail='GIF is not carried'",
+        (
+            f"{tmp_path}/cam.jpg: pass_through format=JPEG->JPEG bytes={len(jpeg)}->{len(jpeg)}"
+            f" px=640x424 sha256={hashlib.sha256(jpeg).hexdigest()}"
+        ),
+        (
+            f"{tmp_path}/shot.png: re_encoded format=PNG->JPEG bytes={len(png)}->{reencoded.size}"
+            f" px=1568x1045 sha256={reencoded.digest}"
+        ),
+        (
+            f"{tmp_path}/anim.gif: dropped reason=unsupported_format format=GIF"
+            " detail='GIF is not carried'"
+        ),
     ]
 
 
@@ -46,8 +52,10 @@ def test_a_file_of_base64_text_is_read_as_an_mcp_block(tmp_path: Path) -> None:
     (tmp_path / "broken.txt").write_text("QUJ\n")
     lines = run(str(tmp_path / "block.txt"), str(tmp_path / "broken.txt"))
     assert lines == [
-        f"{tmp_path}/block.txt: pass_through format=JPEG->JPEG bytes={len(jpeg)}->{len(jpeg)}"
-        f" px=100x50 sha256={hashlib.sha256(jpeg).hexdigest()}",
+        (
+            f"{tmp_path}/block.txt: pass_through format=JPEG->JPEG bytes={len(jpeg)}->{len(jpeg)}"
+            f" px=100x50 sha256={hashlib.sha256(jpeg).hexdigest()}"
+        ),
         f"{tmp_path}/broken.txt: dropped reason=unreadable format=- detail='broken base64'",
     ]
 

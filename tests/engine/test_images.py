@@ -132,7 +132,7 @@ def test_base64_over_the_input_cap_is_too_large_before_decoding(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(images_module, "INPUT_MAX_BYTES", 3000)
-    at_cap = b64(gen.encode(gen.solid(8, 8, (1, 2, 3)), "PNG") + b"\x00" * 3000)[: 4000]
+    at_cap = b64(gen.encode(gen.solid(8, 8, (1, 2, 3)), "PNG") + b"\x00" * 3000)[:4000]
     assert len(at_cap) // 4 * 3 == 3000
     assert kept(normalize_image(at_cap)).source_size == 3000
     # Not even valid base64: proves the size is judged before any decoding.

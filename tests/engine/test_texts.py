@@ -41,9 +41,7 @@ def test_the_three_village_languages_are_supported() -> None:
 
 def test_each_language_has_every_text_and_they_are_its_own() -> None:
     methods = {
-        name
-        for name, value in vars(Texts).items()
-        if callable(value) and not name.startswith("_")
+        name for name, value in vars(Texts).items() if callable(value) and not name.startswith("_")
     }
     assert methods == {
         "image_only",
@@ -111,7 +109,9 @@ def test_japanese_texts_are_the_seed_originals() -> None:
     assert t.non_text_note("audio") == (
         "（テキスト以外の内容（音声）が返されました。この経路では扱えません）"
     )
-    assert t.carrier_caption("nik__live_view_image", 1) == "（nik__live_view_image の結果の画像 1 枚）"
+    assert (
+        t.carrier_caption("nik__live_view_image", 1) == "（nik__live_view_image の結果の画像 1 枚）"
+    )
     assert t.omitted_note() == "（前の周の画像は省きました）"
     assert t.not_sent_note() == "（画像はこのモデルへ送れませんでした）"
     assert t.dropped_note("too_large", 0) == "（1 枚目の画像は送りませんでした: 大きすぎます）"
