@@ -45,8 +45,9 @@ _RESPONSES_PATHS = {f"{WIRE_PREFIXES[w]}/responses": w for w in
 class Fault(msgspec.Struct, frozen=True, kw_only=True):
     """One injected misbehaviour, consumed by the next request (of `wire`, when set)."""
 
-    kind: Literal["status", "garbage", "drop"]
+    kind: Literal["status", "garbage", "drop", "stall"]
     status: int = 500
+    seconds: float = 0.0  # stall: how long to keep the client waiting before dropping
     retry_after: float | None = None
     wire: str | None = None
     echo_key: bool = False  # the error message quotes the key received, as some providers do
@@ -65,6 +66,10 @@ class Fault(msgspec.Struct, frozen=True, kw_only=True):
     def drop(cls, *, wire: str | None = None) -> Fault:
         return cls(kind="drop", wire=wire)
 
+    @classmethod
+    def stall(cls, seconds: float, *, wire: str | None = None) -> Fault:
+        return cls(kind="stall", seconds=seconds, wire=wire)
+
 
 @dataclass(frozen=True, slots=True)
 class Received:
@@ -78,6 +83,11 @@ class Received:
 
 
 _DROP = object()
+
+
+@dataclass(frozen=True, slots=True)
+class _Stall:
+    seconds: float
 GARBAGE_BODY = b'{"id": "garbage", "choices": [ {"message": '  # truncated JSON
 
 
@@ -159,6 +169,9 @@ class Simulator:
                 if request is None:
                     return
                 reply = self._respond(request, body)
+                if isinstance(reply, _Stall):
+                    await asyncio.sleep(reply.seconds)
+                    reply = _DROP
                 if reply is _DROP:
                     writer.transport.abort()
                     return
@@ -230,8 +243,9 @@ class Simulator:
         if self.record_dir:
             (self.record_dir / f"{seq:04d}-{wire}.json").write_bytes(body)
         reply = self._answer(wire, model, seq, headers, urlsplit(target).query, body)
+        status = reply.status if isinstance(reply, Reply) else None
         self.received.append(Received(seq=seq, wire=wire, path=urlsplit(target).path, body=body,
-                                      status=None if reply is _DROP else reply.status))  # type: ignore[union-attr]
+                                      status=status))
         return reply
 
     def _answer(self, wire: str, model: str, seq: int, headers: dict[str, str], query: str,
@@ -240,6 +254,8 @@ class Simulator:
         if fault is not None:
             if fault.kind == "drop":
                 return _DROP
+            if fault.kind == "stall":
+                return _Stall(fault.seconds)
             if fault.kind == "garbage":
                 return Reply(200, GARBAGE_BODY)
             extra = [("retry-after", f"{fault.retry_after:g}")] if fault.retry_after is not None else []

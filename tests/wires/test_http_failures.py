@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 
+import httpx
 import pytest
 
 from fuseforks.engine.vault import ImageVault
@@ -221,3 +222,16 @@ async def test_the_api_key_never_appears_in_errors_notices_or_logs(
 def _encode_args(client: ProviderClient) -> tuple:
     vault = ImageVault()
     return snapshot_request(vault), vault, client.endpoint
+
+
+async def test_a_read_timeout_is_retried_as_class_timeout() -> None:
+    notes = Notes()
+    async with run_simulator() as sim:
+        sim.inject(Fault.stall(0.5))
+        client = ProviderClient(
+            "gemini", Endpoint(sim.base_urls["gemini"], "k"), policy=FAST,
+            timeout=httpx.Timeout(5.0, read=0.2), on_retry=notes.retries.append)
+        async with client:
+            response = await client.chat(*_request_and_vault())
+    assert response.stop_reason == "end_turn"
+    assert [(n.status, n.error_class) for n in notes.retries] == [(None, "timeout")]
