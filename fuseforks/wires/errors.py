@@ -56,6 +56,7 @@ class WireRejected(WireError):
 
     def __init__(self, *, images_rejected: bool = False, **fields: Any) -> None:
         self.images_rejected = images_rejected
+        self.attempts = 1  # requests sent before the refusal (set by the client)
         super().__init__(**fields)
 
 

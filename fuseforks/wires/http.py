@@ -120,9 +120,15 @@ class ProviderClient:
             return await self._attempts(request, vault)
         except WireRejected as first:
             if self.wire.name != "openai-compat" or first.status != 400 or not has_webp(request):
-                self._stop(request, first, attempts=getattr(first, "attempts", 1))
+                self._stop(request, first, attempts=first.attempts)
                 raise
-        jpeg_request, converted = await anyio.to_thread.run_sync(with_jpeg_images, request, vault)
+            try:
+                jpeg_request, converted = await anyio.to_thread.run_sync(
+                    with_jpeg_images, request, vault)
+            except (OSError, ValueError):  # a WebP Pillow cannot decode: nothing to resend
+                first.images_rejected = True
+                self._stop(request, first, attempts=first.attempts)
+                raise first from None
         if self._on_fallback:
             self._on_fallback(AttachmentFallback(
                 wire=self.wire.name, model=request.model, host=self.host, converted=converted))
@@ -131,7 +137,7 @@ class ProviderClient:
         except WireRejected as second:
             if second.status == 400:
                 second.images_rejected = True
-            self._stop(request, second, attempts=1)
+            self._stop(request, second, attempts=second.attempts)
             raise
 
     async def _attempts(self, request: ChatRequest, vault: ImageVault) -> ChatResponse:
@@ -163,7 +169,7 @@ class ProviderClient:
                 self._stop(request, error, attempts=attempt)
                 raise
             except WireRejected as error:
-                error.attempts = attempt  # type: ignore[attr-defined]
+                error.attempts = attempt
                 raise
 
     def _scrub(self, data: bytes) -> bytes:
