@@ -99,7 +99,11 @@ def build_server() -> MCPServer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m fuseforks.demo.camera", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m fuseforks.demo.camera",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--http", action="store_true", help="serve streamable HTTP on 127.0.0.1")
     parser.add_argument("--port", type=int, default=8765, help="HTTP port (with --http)")
     args = parser.parse_args(argv)
