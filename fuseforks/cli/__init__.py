@@ -14,6 +14,7 @@ import click
 COMMANDS: dict[str, str] = {
     "demo": "fuseforks.cli.demo:demo",
     "log": "fuseforks.cli.log:log",
+    "replay": "fuseforks.cli.replay:replay",
     "run": "fuseforks.cli.run:run",
     "simulator": "fuseforks.cli.simulator:simulator",
     "mcp": "fuseforks.cli.mcp:mcp",

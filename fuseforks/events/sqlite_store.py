@@ -19,13 +19,17 @@ import msgspec
 import sqlite_utils
 
 from fuseforks.errors import ConcurrencyError, CorruptStoreError, NewerSchemaError, StoreError
+from fuseforks.events import audit_sql
 from fuseforks.events.codec import SCHEMA_VERSION, Envelope, decode_event, encode_event
 from fuseforks.events.privacy import PixelLeakError, find_pixel_leak
 from fuseforks.events.store import TurnInfo, check_continuation
 from fuseforks.events.types import TurnEvent
+from fuseforks.projections.audit import ImageDelivery, ImageOrigin
 
-STORE_VERSION = 1
-"""Version of the table layout (not of the events, which carry their own version)."""
+STORE_VERSION = 2
+"""Version of the table layout (not of the events, which carry their own version).
+1: events only. 2: adds the image index (kept by triggers) and the audit views; a version-1 store
+is upgraded in place when opened, its index backfilled from its events."""
 
 _decode_current = msgspec.json.Decoder(TurnEvent).decode
 _META = "fuseforks_meta"
@@ -74,6 +78,8 @@ class SqliteStore:
             if version < 1 or _EVENTS not in tables:
                 raise CorruptStoreError(f"{self.path}: incomplete fuseforks store (no events table)")
             self.db.execute("PRAGMA synchronous=NORMAL")
+            if version < STORE_VERSION:
+                self._upgrade()
 
     def _create(self) -> None:
         self.db.enable_wal()
@@ -94,6 +100,17 @@ class SqliteStore:
                 f"INSERT INTO {_META}(key, value) VALUES ('store_version', ?)", [str(STORE_VERSION)]
             )
             self.db.execute(f"CREATE INDEX events_kind ON {_EVENTS}(kind)")
+            for statement in audit_sql.SCHEMA:
+                self.db.execute(statement)
+
+    def _upgrade(self) -> None:
+        with self.db.atomic():
+            for statement in audit_sql.SCHEMA:
+                self.db.execute(statement)
+            self.db.execute(audit_sql.BACKFILL)
+            self.db.execute(
+                f"UPDATE {_META} SET value = ? WHERE key = 'store_version'", [str(STORE_VERSION)]
+            )
 
     @contextmanager
     def _translate(self, doing: str) -> Iterator[None]:
@@ -165,6 +182,27 @@ class SqliteStore:
                 "GROUP BY turn_id ORDER BY min(at), turn_id"
             ).fetchall()
         return [TurnInfo(turn_id=t, events=n, first_at=a, last_at=b) for t, n, a, b in rows]
+
+    # --- audit (SQL over the same events; see fuseforks.projections.audit) -----------------------
+
+    def image_origins(self, digest: str) -> list[ImageOrigin]:
+        sql, params = audit_sql.origins_by_digest(digest)
+        return msgspec.convert(self._rows(sql, params), list[ImageOrigin])
+
+    def image_deliveries(self, *, digest: str | None = None, wire: str | None = None,
+                         model: str | None = None, tool: str | None = None,
+                         since: str | None = None) -> list[ImageDelivery]:
+        sql, params = audit_sql.deliveries_where(digest, wire, model, tool, since)
+        rows = self._rows(sql, params)
+        for row in rows:
+            row["stripped"] = bool(row["stripped"])
+        return msgspec.convert(rows, list[ImageDelivery])
+
+    def _rows(self, sql: str, params: list[str]) -> list[dict[str, object]]:
+        with self._lock, self._translate("audit"):
+            cursor = self.db.execute(sql, params)
+            names = [d[0] for d in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
     def close(self) -> None:
         with self._lock:

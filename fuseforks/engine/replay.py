@@ -1,0 +1,256 @@
+"""Replay: re-drive today's engine with a turn's recorded results and name the first divergence.
+
+Like a workflow engine's non-determinism check: the provider calls, the MCP calls and image
+normalization are the turn's "activities". Their results are in the stream, so the engine runs
+again with those results fed back — nothing goes to the network, no MCP server starts, no image is
+decoded — and the events it emits are compared with the recorded ones, position by position.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from fuseforks.engine.image_types import DroppedImage, NormalizedImage
+from fuseforks.engine.ports import ModelNotes
+from fuseforks.engine.tool_output import ToolOutput
+from fuseforks.engine.turn import Turn, TurnSpec
+from fuseforks.engine.vault import ImageVault
+from fuseforks.events.codec import Envelope
+from fuseforks.events.sequencer import FixedClock
+from fuseforks.events.types import (
+    AttachmentFallback,
+    ImagesDropped,
+    ImagesNormalized,
+    LlmRetried,
+    LlmRetryStopped,
+    Placement,
+    RequestSent,
+    ResponseReceived,
+    ToolCalled,
+    ToolResultRecorded,
+    ToolSpecRecord,
+    TurnEnded,
+    TurnEvent,
+    TurnStarted,
+    WireRejected400,
+)
+from fuseforks.wires.canonical import ChatRequest, ChatResponse, ToolCall, Usage
+from fuseforks.wires.errors import WireError, WireRejected
+from fuseforks.wires.notices import AttachmentFallback as FallbackNotice
+from fuseforks.wires.notices import RetryNotice, RetryStop
+from fuseforks.wires.registry import get_wire
+
+_canonical = msgspec.json.Encoder(order="sorted")
+_arguments = msgspec.json.Decoder(dict[str, Any])
+
+
+class ReplayExhausted(WireError):
+    """The engine asked the model more often than the recording did."""
+
+
+class _ReplayedRejection(WireRejected):
+    """A recorded refusal; its text is the one the recorded turn ended with."""
+
+    def __init__(self, text: str, **fields: Any) -> None:
+        self._text = text
+        super().__init__(**fields)
+
+    def __str__(self) -> str:
+        return self._text or super().__str__()
+
+
+class _ReplayedFailure(WireError):
+    def __init__(self, text: str, wire: str) -> None:
+        self._text = text
+        super().__init__(wire=wire, status=None, error_class="replayed")
+
+    def __str__(self) -> str:
+        return self._text
+
+
+class Exchange(msgspec.Struct, frozen=True):
+    """One recorded model call: the notices heard during it and how it ended."""
+
+    notices: list[TurnEvent]
+    outcome: ResponseReceived | WireRejected400 | None
+
+
+def exchanges(events: Sequence[TurnEvent]) -> list[Exchange]:
+    found: list[Exchange] = []
+    current: list[TurnEvent] | None = None
+    for event in events:
+        if isinstance(event, RequestSent):
+            if current is not None:
+                found.append(Exchange(current, None))
+            current = []
+        elif current is not None and isinstance(event, LlmRetried | LlmRetryStopped |
+                                                AttachmentFallback):
+            current.append(event)
+        elif current is not None and isinstance(event, ResponseReceived | WireRejected400):
+            found.append(Exchange(current, event))
+            current = None
+    if current is not None:
+        found.append(Exchange(current, None))
+    return found
+
+
+class ReplayModel:
+    def __init__(self, started: TurnStarted, events: Sequence[TurnEvent]) -> None:
+        self.wire = started.wire
+        self.model = started.model
+        self.endpoint_host = started.endpoint_host
+        self.placement: Placement = get_wire(started.wire).placement
+        self._queue = deque(exchanges(events))
+        ended = next((e for e in events if isinstance(e, TurnEnded)), None)
+        self._error_text = ended.error if ended is not None else ""
+
+    async def chat(self, request: ChatRequest, vault: ImageVault, notes: ModelNotes) -> ChatResponse:
+        if not self._queue:
+            raise ReplayExhausted(wire=self.wire, status=None, error_class="replay",
+                                  message="the recording has no further model response")
+        exchange = self._queue.popleft()
+        for notice in exchange.notices:
+            self._tell(notice, notes)
+        outcome = exchange.outcome
+        if isinstance(outcome, ResponseReceived):
+            return ChatResponse(
+                text=outcome.text,
+                tool_calls=[
+                    ToolCall(id=c.call_id, name=c.name, arguments=_arguments.decode(c.arguments),
+                             signature="".join(c.signature) or None)
+                    for c in outcome.tool_calls
+                ],
+                usage=Usage(**msgspec.structs.asdict(outcome.usage)),
+                stop_reason=outcome.stop_reason, raw_model=self.model,
+            )
+        if isinstance(outcome, WireRejected400):
+            raise _ReplayedRejection(
+                self._error_text, images_rejected=outcome.images_rejected, wire=self.wire,
+                status=outcome.status, error_class="client_error", error_type=outcome.error_type,
+                code=outcome.code, message=outcome.message,
+            )
+        raise _ReplayedFailure(self._error_text, self.wire)
+
+    def _tell(self, notice: TurnEvent, notes: ModelNotes) -> None:
+        common = {"wire": self.wire, "model": self.model, "host": self.endpoint_host}
+        if isinstance(notice, LlmRetried):
+            notes.retried(RetryNotice(**common, attempt=notice.attempt, max_attempts=0,
+                                      status=notice.status, error_class=notice.error_class,
+                                      code=notice.code, delay=notice.delay_ms / 1000))
+        elif isinstance(notice, LlmRetryStopped):
+            notes.stopped(RetryStop(**common, attempts=notice.attempt, status=notice.status,
+                                    error_class=notice.error_class, code=notice.code,
+                                    images_rejected=False))
+        elif isinstance(notice, AttachmentFallback):
+            notes.attachment_fallback(FallbackNotice(wire=self.wire, model=notice.model,
+                                                     host=self.endpoint_host,
+                                                     converted=notice.converted))
+
+
+class ReplayTools:
+    """Recorded tool outputs, served per (tool, arguments) in recorded order."""
+
+    def __init__(self, started: TurnStarted, events: Sequence[TurnEvent]) -> None:
+        self._specs = list(started.tools)
+        self._servers: dict[str, str] = {}
+        calls: dict[str, ToolCalled] = {}
+        normalized: dict[str, ImagesNormalized] = {}
+        dropped: dict[str, ImagesDropped] = {}
+        self._outputs: dict[tuple[str, str], deque[ToolOutput]] = defaultdict(deque)
+        for event in events:
+            if isinstance(event, ToolCalled):
+                calls[event.call_id] = event
+                self._servers[event.name] = event.server
+            elif isinstance(event, ImagesNormalized):
+                normalized[event.call_id] = event
+            elif isinstance(event, ImagesDropped):
+                dropped[event.call_id] = event
+            elif isinstance(event, ToolResultRecorded):
+                called = calls.get(event.call_id)
+                key = (event.name, called.arguments if called else "{}")
+                self._outputs[key].append(self._output(event, normalized.get(event.call_id),
+                                                       dropped.get(event.call_id)))
+
+    @staticmethod
+    def _output(result: ToolResultRecorded, normalized: ImagesNormalized | None,
+                dropped: ImagesDropped | None) -> ToolOutput:
+        images = [
+            NormalizedImage(data=b"", media_type=m.media_type, width=m.width, height=m.height,
+                            size=m.size, digest=m.digest, path=m.path,
+                            source_format=m.source_format, source_size=m.source_size)
+            for m in (normalized.images if normalized else [])
+        ]
+        drops = [DroppedImage(reason=d.reason, index=d.index, source_format=d.source_format,
+                              detail=d.detail) for d in (dropped.drops if dropped else [])]
+        return ToolOutput(text=result.body, images=images, dropped=drops,
+                          is_error=not result.ok, fault=result.fault)
+
+    def tool_specs(self) -> list[ToolSpecRecord]:
+        return self._specs
+
+    def server_of(self, name: str) -> str:
+        return self._servers.get(name, "")
+
+    async def call(self, name: str, arguments: dict[str, Any], language: str) -> ToolOutput:
+        queue = self._outputs.get((name, _canonical.encode(arguments).decode()))
+        if not queue:
+            return ToolOutput(text=f"replay: no recorded output for {name}", is_error=True,
+                              fault="replay: no recorded output")
+        return queue.popleft()
+
+
+class Divergence(msgspec.Struct, frozen=True, kw_only=True):
+    seq: int
+    expected: TurnEvent | None
+    produced: TurnEvent | None
+
+
+class Verification(msgspec.Struct, frozen=True, kw_only=True):
+    turn_id: str
+    recorded: int
+    produced: int
+    interrupted: bool
+    divergence: Divergence | None
+
+    @property
+    def identical(self) -> bool:
+        return self.divergence is None
+
+
+def spec_of(started: TurnStarted) -> TurnSpec:
+    return TurnSpec(agent=started.agent, request=started.request, language=started.language,
+                    system=started.system, max_rounds=started.max_rounds,
+                    image_cap=started.image_cap)
+
+
+async def redrive(recorded: Sequence[Envelope]) -> list[Envelope]:
+    """Run today's engine on a recorded turn's results; return the envelopes it emits."""
+    events = [e.event for e in recorded]
+    started = events[0]
+    if not isinstance(started, TurnStarted):
+        raise ValueError(f"turn {recorded[0].turn_id} does not begin with TurnStarted")
+    turn = Turn(spec_of(started), ReplayModel(started, events), ReplayTools(started, events),
+                turn_id=recorded[0].turn_id, clock=FixedClock())
+    return (await turn.run()).history
+
+
+async def verify(recorded: Sequence[Envelope]) -> Verification:
+    produced = await redrive(recorded)
+    interrupted = not isinstance(recorded[-1].event, TurnEnded)
+    divergence = None
+    for index in range(max(len(recorded), len(produced))):
+        expected = recorded[index].event if index < len(recorded) else None
+        made = produced[index].event if index < len(produced) else None
+        if interrupted and expected is None:
+            break  # the re-driven engine goes on past where the recording stopped
+        if expected != made:
+            divergence = Divergence(seq=index + 1, expected=expected, produced=made)
+            break
+    return Verification(turn_id=recorded[0].turn_id, recorded=len(recorded),
+                        produced=len(produced), interrupted=interrupted, divergence=divergence)
+
+

@@ -1,0 +1,120 @@
+"""Audit in SQL: an image index kept by triggers, and views that read naturally in Datasette.
+
+The events table stays the only truth. `image_index` is derived from it inside the same
+transaction as each append (triggers), so "which requests carried digest D" is an index lookup
+even on a store of many thousands of turns. The views `image_origins` and `image_deliveries`
+give the same rows as `fuseforks.projections.audit`, for the `sqlite-utils` CLI and Datasette.
+"""
+
+from __future__ import annotations
+
+from fuseforks.projections.audit import ImageDelivery, ImageOrigin
+
+SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS image_index (
+        digest TEXT NOT NULL, turn_id TEXT NOT NULL, seq INTEGER NOT NULL, role TEXT NOT NULL,
+        PRIMARY KEY (digest, role, turn_id, seq)) WITHOUT ROWID, STRICT""",
+    """CREATE TRIGGER IF NOT EXISTS image_index_deliveries AFTER INSERT ON events
+        WHEN NEW.kind = 'RequestSent' BEGIN
+        INSERT OR IGNORE INTO image_index(digest, turn_id, seq, role)
+        SELECT json_extract(value, '$.digest'), NEW.turn_id, NEW.seq, 'delivery'
+        FROM json_each(NEW.body, '$.images');
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS image_index_origins AFTER INSERT ON events
+        WHEN NEW.kind = 'ImagesNormalized' BEGIN
+        INSERT OR IGNORE INTO image_index(digest, turn_id, seq, role)
+        SELECT json_extract(value, '$.digest'), NEW.turn_id, NEW.seq, 'origin'
+        FROM json_each(NEW.body, '$.images');
+    END""",
+    """CREATE VIEW IF NOT EXISTS tool_calls AS
+        SELECT turn_id, seq, json_extract(body, '$.call_id') AS call_id,
+               json_extract(body, '$.name') AS tool,
+               coalesce(json_extract(body, '$.server'), '') AS server
+        FROM events WHERE kind = 'ToolCalled'""",
+    """CREATE VIEW IF NOT EXISTS image_origins AS
+        SELECT json_extract(i.value, '$.digest') AS digest, e.turn_id, e.seq, e.at,
+               json_extract(e.body, '$.round') AS round,
+               json_extract(e.body, '$.call_id') AS call_id,
+               coalesce(c.tool, '') AS tool, coalesce(c.server, '') AS server,
+               json_extract(i.value, '$.source_format') AS source_format,
+               json_extract(i.value, '$.media_type') AS media_type,
+               json_extract(i.value, '$.path') AS path,
+               json_extract(i.value, '$.width') AS width,
+               json_extract(i.value, '$.height') AS height,
+               json_extract(i.value, '$.size') AS size
+        FROM events e JOIN json_each(e.body, '$.images') i
+        LEFT JOIN tool_calls c ON c.turn_id = e.turn_id
+             AND c.call_id = json_extract(e.body, '$.call_id')
+        WHERE e.kind = 'ImagesNormalized'""",
+    """CREATE VIEW IF NOT EXISTS image_deliveries AS
+        SELECT json_extract(i.value, '$.digest') AS digest, e.turn_id, e.seq AS request_seq, e.at,
+               json_extract(e.body, '$.round') AS round,
+               coalesce(json_extract(e.body, '$.purpose'), 'round') AS purpose,
+               json_extract(e.body, '$.wire') AS wire,
+               json_extract(e.body, '$.model') AS model,
+               json_extract(e.body, '$.endpoint_host') AS endpoint_host,
+               json_extract(i.value, '$.placement') AS placement,
+               json_extract(i.value, '$.call_id') AS call_id,
+               coalesce(c.tool, '') AS tool,
+               CASE (SELECT n.kind FROM events n
+                     WHERE n.turn_id = e.turn_id AND n.seq > e.seq
+                       AND n.kind IN ('ResponseReceived', 'WireRejected400', 'RequestSent',
+                                      'TurnEnded')
+                     ORDER BY n.seq LIMIT 1)
+                   WHEN 'ResponseReceived' THEN 'received'
+                   WHEN 'WireRejected400' THEN 'refused'
+                   ELSE 'unanswered' END AS outcome,
+               EXISTS (SELECT 1 FROM events s
+                       WHERE s.turn_id = e.turn_id AND s.kind = 'ImagesStripped' AND s.seq > e.seq
+                         AND s.seq < coalesce((SELECT min(r.seq) FROM events r
+                                               WHERE r.turn_id = e.turn_id AND r.seq > e.seq
+                                                 AND r.kind = 'RequestSent'), 1 << 62)
+               ) AS stripped
+        FROM events e JOIN json_each(e.body, '$.images') i
+        LEFT JOIN tool_calls c ON c.turn_id = e.turn_id
+             AND c.call_id = json_extract(i.value, '$.call_id')
+        WHERE e.kind = 'RequestSent'""",
+]
+
+BACKFILL = """INSERT OR IGNORE INTO image_index(digest, turn_id, seq, role)
+    SELECT json_extract(i.value, '$.digest'), e.turn_id, e.seq,
+           CASE e.kind WHEN 'RequestSent' THEN 'delivery' ELSE 'origin' END
+    FROM events e JOIN json_each(e.body, '$.images') i
+    WHERE e.kind IN ('RequestSent', 'ImagesNormalized')"""
+
+_ORIGIN_COLUMNS = ", ".join(ImageOrigin.__struct_fields__)
+_DELIVERY_COLUMNS = ", ".join(
+    f"CAST({f} AS INTEGER) AS {f}" if f == "stripped" else f
+    for f in ImageDelivery.__struct_fields__
+)
+
+
+def origins_by_digest(digest: str) -> tuple[str, list[str]]:
+    return (
+        f"SELECT {_ORIGIN_COLUMNS} FROM image_origins WHERE digest = ? AND (turn_id, seq) IN "
+        "(SELECT turn_id, seq FROM image_index WHERE digest = ? AND role = 'origin') "
+        "ORDER BY at, turn_id, seq",
+        [digest, digest],
+    )
+
+
+def deliveries_where(digest: str | None, wire: str | None, model: str | None, tool: str | None,
+                     since: str | None) -> tuple[str, list[str]]:
+    clauses, params = [], []
+    if digest is not None:
+        clauses.append("digest = ? AND (turn_id, request_seq) IN (SELECT turn_id, seq FROM "
+                       "image_index WHERE digest = ? AND role = 'delivery')")
+        params += [digest, digest]
+    for column, value in (("wire", wire), ("model", model), ("tool", tool)):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    if since is not None:
+        clauses.append("at >= ?")
+        params.append(since)
+    where = " WHERE " + " AND ".join(clauses) if clauses else ""
+    return (
+        f"SELECT {_DELIVERY_COLUMNS} FROM image_deliveries{where} "
+        "ORDER BY at, turn_id, request_seq",
+        params,
+    )

@@ -1,0 +1,127 @@
+"""Audit rows: which tool produced each image, and which requests carried it where.
+
+A pure fold over a turn's events. A delivery is one image on one request; its outcome is what the
+provider did with that request — `received` (it answered), `refused` (400 or images rejected) or
+`unanswered` (the call failed otherwise, or the recording ends) — and `stripped` says the turn
+took the image off after the refusal (SPEC §6 fallback). The SQLite store answers the same
+questions with SQL views over the same events (`fuseforks.events.audit_sql`); a test holds the two
+to the same rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+import msgspec
+
+from fuseforks.events.codec import Envelope
+from fuseforks.events.types import (
+    ImagesNormalized,
+    ImagesStripped,
+    RequestSent,
+    ResponseReceived,
+    ToolCalled,
+    TurnEnded,
+    WireRejected400,
+)
+
+Outcome = Literal["received", "refused", "unanswered"]
+
+
+class ImageOrigin(msgspec.Struct, frozen=True, kw_only=True):
+    digest: str
+    turn_id: str
+    seq: int
+    at: str
+    round: int
+    call_id: str
+    tool: str
+    server: str
+    source_format: str
+    media_type: str
+    path: str
+    width: int
+    height: int
+    size: int
+
+
+class ImageDelivery(msgspec.Struct, frozen=True, kw_only=True):
+    digest: str
+    turn_id: str
+    request_seq: int
+    at: str
+    round: int
+    purpose: str
+    wire: str
+    model: str
+    endpoint_host: str
+    placement: str
+    call_id: str
+    tool: str
+    outcome: Outcome
+    stripped: bool
+
+
+class AuditRows(msgspec.Struct, frozen=True, kw_only=True):
+    origins: list[ImageOrigin]
+    deliveries: list[ImageDelivery]
+
+
+def audit_rows(history: Iterable[Envelope]) -> AuditRows:
+    """Every image origin and delivery of the given envelopes (one turn or many, in order)."""
+    origins: list[ImageOrigin] = []
+    deliveries: list[ImageDelivery] = []
+    calls: dict[tuple[str, str], ToolCalled] = {}
+    pending: list[int] = []  # indexes in `deliveries` of the request awaiting its outcome
+    refused: list[int] = []  # of the last refused request, until a strip or the next request
+
+    def settle(outcome: Outcome) -> None:
+        for i in pending:
+            deliveries[i] = msgspec.structs.replace(deliveries[i], outcome=outcome)
+        pending.clear()
+
+    for envelope in history:
+        event, turn = envelope.event, envelope.turn_id
+        match event:
+            case ToolCalled():
+                calls[(turn, event.call_id)] = event
+            case ImagesNormalized():
+                called = calls.get((turn, event.call_id))
+                origins.extend(
+                    ImageOrigin(
+                        digest=m.digest, turn_id=turn, seq=envelope.seq, at=envelope.at,
+                        round=event.round, call_id=event.call_id,
+                        tool=called.name if called else "", server=called.server if called else "",
+                        source_format=m.source_format, media_type=m.media_type, path=m.path,
+                        width=m.width, height=m.height, size=m.size,
+                    )
+                    for m in event.images
+                )
+            case RequestSent():
+                settle("unanswered")
+                refused.clear()
+                for d in event.images:
+                    called = calls.get((turn, d.call_id))
+                    pending.append(len(deliveries))
+                    deliveries.append(ImageDelivery(
+                        digest=d.digest, turn_id=turn, request_seq=envelope.seq, at=envelope.at,
+                        round=event.round, purpose=event.purpose, wire=event.wire,
+                        model=event.model, endpoint_host=event.endpoint_host,
+                        placement=d.placement, call_id=d.call_id,
+                        tool=called.name if called else "", outcome="unanswered", stripped=False,
+                    ))
+            case ResponseReceived():
+                settle("received")
+            case WireRejected400():
+                refused[:] = pending
+                settle("refused")
+            case ImagesStripped():
+                for i in refused:
+                    deliveries[i] = msgspec.structs.replace(deliveries[i], stripped=True)
+                refused.clear()
+            case TurnEnded():
+                settle("unanswered")
+            case _:
+                pass
+    return AuditRows(origins=origins, deliveries=deliveries)
