@@ -169,7 +169,7 @@ class ToolHub:
         async with server.lock:
             if server.down_reason is not None:
                 return server.down_reason
-            if not server.needs_restart:
+            if not server.needs_restart and server.connection.connected:
                 return None
             logger.info("mcp restart: server=%s", server.connection.name)
             reason = await self._start(server)

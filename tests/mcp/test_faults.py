@@ -11,6 +11,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 
 from fuseforks.engine.tool_output import ToolOutput
 from fuseforks.mcp import HttpServer, StdioServer, ToolHub
@@ -139,10 +140,16 @@ async def test_stdio_server_gets_configured_env_but_not_the_callers_keys(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("FUSEFORKS_SENTINEL_API_KEY", "sk-sentinel-must-not-leak")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-sentinel-must-not-leak")
     monkeypatch.setenv("FAULTY_GIVEN", "from-the-caller")
     config = stdio("faulty", "faulty.py", env={"FAULTY_GIVEN": "from-the-config"})
     async with ToolHub([config]) as hub:
         seen = json.loads((await hub.call("faulty__env_probe", {}, "en")).text)
+        names = set(json.loads((await hub.call("faulty__env_names", {}, "en")).text))
     assert seen["FUSEFORKS_SENTINEL_API_KEY"] is None
     assert seen["FAULTY_GIVEN"] == "from-the-config"
     assert seen["PATH"] and seen["HOME"]
+    # Only the configured variable and the SDK's short list of harmless names (HOME, LOGNAME,
+    # PATH, SHELL, TERM, USER); LC_CTYPE is set by the child's own Python (PEP 538).
+    assert names - {"LC_CTYPE"} <= {"FAULTY_GIVEN", *DEFAULT_INHERITED_ENV_VARS}
+    assert {"FAULTY_GIVEN", "PATH", "HOME"} <= names

@@ -57,6 +57,12 @@ def env_probe() -> str:
 
 
 @server.tool()
+def env_names() -> str:
+    """Every environment variable name the server process has, sorted, as a JSON list."""
+    return json.dumps(sorted(os.environ))
+
+
+@server.tool()
 def pid() -> str:
     """The server's process id (restarts change it)."""
     return str(os.getpid())
