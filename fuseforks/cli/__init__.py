@@ -12,7 +12,10 @@ import click
 
 # name -> "module:attribute" of a click command or group.
 COMMANDS: dict[str, str] = {
+    "audit": "fuseforks.cli.audit:audit",
     "demo": "fuseforks.cli.demo:demo",
+    "export": "fuseforks.cli.transfer:export",
+    "import": "fuseforks.cli.transfer:import_",
     "log": "fuseforks.cli.log:log",
     "replay": "fuseforks.cli.replay:replay",
     "run": "fuseforks.cli.run:run",
