@@ -9,7 +9,7 @@ import base64
 import sys
 
 import pictures
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     AudioContent,
@@ -150,6 +150,14 @@ def jpeg_near_2_mib() -> CallToolResult:
 def png_10_mb() -> CallToolResult:
     """A ~10 MB PNG."""
     return _result(_image(pictures.png_10_mb(), "image/png"))
+
+
+@server.tool()
+def header(name: str, ctx: Context) -> str:
+    """The value of one HTTP request header the client sent ("(none)" when absent or on stdio)."""
+    headers = ctx.headers or {}
+    lowered = {key.lower(): value for key, value in headers.items()}
+    return lowered.get(name.lower(), "(none)")
 
 
 def speak_2025_only() -> None:

@@ -1,4 +1,5 @@
-"""Large images over streamable HTTP: the SDK's 1 MiB per-event default would break them.
+"""Streamable HTTP specifics: large images (the SDK's 1 MiB per-event default would break them)
+and configured headers.
 
 The server answers like a 2025-era server, so each result travels as one SSE event; a 1.5 MB JPEG is
 ~2 MB of base64. The hub raises the SDK's `max_sse_event_size`; the control case keeps the SDK's
@@ -12,7 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from fuseforks.mcp import ToolHub
+from fuseforks.engine.tool_output import ToolOutput
+from fuseforks.mcp import HttpServer, ToolHub
 from tests.mcp.conftest import SERVERS, http, http_server
 from tests.mcp.servers import pictures
 
@@ -88,3 +90,14 @@ async def test_10_mb_png_also_arrives_from_a_2026_era_server(modern_url: str) ->
     async with ToolHub([http("content", modern_url)]) as hub:
         output = await hub.call("content__png_10_mb", {}, "en")
     assert [(i.path, i.width) for i in output.images] == [("re_encoded", 1568)]
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_configured_headers_reach_the_server(
+    era: str, legacy_url: str, modern_url: str
+) -> None:
+    url = legacy_url if era == "legacy" else modern_url
+    server = HttpServer(name="content", url=url, headers={"X-Camera-Token": "t-123"})
+    async with ToolHub([server]) as hub:
+        output = await hub.call("content__header", {"name": "x-camera-token"}, "en")
+    assert output == ToolOutput(text="t-123")
