@@ -141,9 +141,8 @@ class Connection:
                     task_status.started(None)
                     await stop.wait()
             if not started and scope.cancelled_caught:
-                reason = faults.handshake_timeout(
-                    self.name, self._connect_timeout, self._garbage_lines
-                )
+                stdout_garbage = self._garbage_lines if isinstance(self.config, StdioServer) else 0
+                reason = faults.handshake_timeout(self.name, self._connect_timeout, stdout_garbage)
         except Exception as error:  # noqa: BLE001 - a server's failure must not end the hub
             leaf = _leaf(error)
             if started:

@@ -136,6 +136,16 @@ async def test_invalid_arguments_come_back_as_the_servers_tool_error() -> None:
     assert fine == ToolOutput(text="3")
 
 
+async def test_a_json_rpc_error_from_the_server_is_a_tool_error_with_its_code() -> None:
+    async with ToolHub([stdio("faulty", "faulty.py")]) as hub:
+        refused = await hub.call("faulty__strict", {"fps": 99}, "en")
+        fine = await hub.call("faulty__strict", {"fps": 12}, "en")
+    assert refused == error(
+        "server 'faulty' rejected the call to 'strict': frame rate must be 1-30 (code -32602)"
+    )
+    assert fine == ToolOutput(text="12 fps")
+
+
 async def test_stdio_server_gets_configured_env_but_not_the_callers_keys(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -12,6 +12,8 @@ import sys
 
 import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 
 server = MCPServer("faulty", log_level="WARNING")
 
@@ -26,6 +28,14 @@ def echo(text: str) -> str:
 def add(a: int, b: int) -> str:
     """Add two integers (invalid arguments are a tool error)."""
     return str(a + b)
+
+
+@server.tool()
+def strict(fps: int) -> str:
+    """Refuse with a JSON-RPC error (not an isError result) outside 1-30 frames per second."""
+    if not 1 <= fps <= 30:
+        raise MCPError(code=INVALID_PARAMS, message="frame rate must be 1-30")
+    return f"{fps} fps"
 
 
 @server.tool()
