@@ -101,3 +101,15 @@ async def test_configured_headers_reach_the_server(
     async with ToolHub([server]) as hub:
         output = await hub.call("content__header", {"name": "x-camera-token"}, "en")
     assert output == ToolOutput(text="t-123")
+
+
+async def test_http_server_dying_mid_call_then_unreachable_on_restart() -> None:
+    with http_server([str(SERVERS / "faulty.py")]) as url:
+        async with ToolHub([http("faulty", url)]) as hub:
+            crashed = await hub.call("faulty__crash", {}, "en")
+            restart = await hub.call("faulty__pid", {}, "en")
+            later = await hub.call("faulty__pid", {}, "en")
+    unreachable = f"server 'faulty' could not be reached at {url}: All connection attempts failed"
+    assert crashed.fault == "server 'faulty' closed the connection during the call"
+    assert restart.fault == unreachable
+    assert later.fault == f"server 'faulty' is down (restart failed): {unreachable}"
