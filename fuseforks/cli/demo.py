@@ -26,6 +26,7 @@ def print_table(outcomes: list[ScenarioOutcome]) -> None:
         )
     for o in outcomes:
         click.echo(f"\n[{o.scenario.name}] turn {o.result.turn_id}")
+        click.echo(f"  camera frame: {o.truth}")
         for line in o.log_lines:
             click.echo(f"  {line}")
         for display in o.displays:

@@ -22,7 +22,8 @@ from fuseforks.engine.turn import Turn, TurnResult, TurnSpec
 from fuseforks.events.bus import Bus
 from fuseforks.events.sqlite_store import SqliteStore
 from fuseforks.events.subscribers import LogWriter, StoreWriter
-from fuseforks.events.types import RequestSent, ResponseReceived
+from fuseforks.demo.camera import frame_colours
+from fuseforks.events.types import RequestSent, ResponseReceived, ToolResultRecorded
 from fuseforks.mcp import StdioServer, ToolHub
 from fuseforks.projections import LogState, evolve_log, fold
 from fuseforks.projections.display import tool_displays
@@ -41,6 +42,19 @@ class ScenarioOutcome(msgspec.Struct, frozen=True, kw_only=True):
     images_sent: int
     log_lines: list[str]
     displays: list[str]
+    truth: str
+    """What the camera's frame really shows (from its `seq` and the documented palette)."""
+
+
+def camera_truth(result: TurnResult) -> str:
+    for envelope in result.history:
+        event = envelope.event
+        if isinstance(event, ToolResultRecorded) and event.name == CAMERA_TOOL:
+            seq = msgspec.json.decode(event.body.split("\n")[0]).get("seq")
+            if isinstance(seq, int):
+                left, right = frame_colours(seq)
+                return f"left half {left}, right half {right}"
+    return "-"
 
 
 @contextmanager
@@ -113,6 +127,7 @@ async def run_scenarios(db_path: Path, log_path: Path, record_dir: Path | None =
                     images_sent=images_delivered(result),
                     log_lines=list(fold(evolve_log, LogState(), result.history).lines),
                     displays=[d.text for d in tool_displays(result.history)],
+                    truth=camera_truth(result),
                 ))
         log_writer.close()
     return outcomes

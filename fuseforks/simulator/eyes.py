@@ -6,28 +6,31 @@ place where the model reads them, not merely that the request was accepted.
 
 from __future__ import annotations
 
+import colorsys
 import io
 
 from PIL import Image, UnidentifiedImageError
 
-PALETTE: dict[str, tuple[int, int, int]] = {
-    "black": (0, 0, 0),
-    "white": (255, 255, 255),
-    "gray": (128, 128, 128),
-    "red": (255, 0, 0),
-    "green": (0, 255, 0),
-    "blue": (0, 0, 255),
-    "yellow": (255, 255, 0),
-    "cyan": (0, 255, 255),
-    "magenta": (255, 0, 255),
-    "orange": (255, 165, 0),
-}
 
 MEDIA_FORMATS = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
 
 
+# Hue bands (degrees) for saturated colours, as a person names them: a muted camera green such as
+# (40, 170, 70) is "green", not the grey an RGB distance would pick.
+_HUES: tuple[tuple[float, str], ...] = (
+    (15, "red"), (40, "orange"), (70, "yellow"), (165, "green"), (195, "cyan"),
+    (255, "blue"), (345, "magenta"), (360, "red"),
+)
+
+
 def nearest_colour(rgb: tuple[float, float, float]) -> str:
-    return min(PALETTE, key=lambda name: sum((a - b) ** 2 for a, b in zip(PALETTE[name], rgb)))
+    hue, saturation, value = colorsys.rgb_to_hsv(*(channel / 255 for channel in rgb))
+    if value < 0.2:
+        return "black"
+    if saturation < 0.25:
+        return "white" if value > 0.85 else "gray"
+    degrees = hue * 360
+    return next(name for limit, name in _HUES if degrees < limit)
 
 
 def _mean(image: Image.Image) -> tuple[float, float, float]:

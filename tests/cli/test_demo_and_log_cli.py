@@ -44,7 +44,9 @@ def test_demo_reproduces_the_p4_table_and_the_log_reads_back(tmp_path) -> None:
         if scenario.expect_fallback:
             assert row.endswith("I received the tool result; it has no image.")
         else:
-            assert "I see 1 image. image 1: left half " in row
+            truth = demo.output.split(f"[{scenario.name}] turn ")[1].split("camera frame: ")[1]
+            truth = truth.splitlines()[0]
+            assert row.endswith(f"I see 1 image. image 1: {truth}."), (row, truth)
     assert demo.output.count("(1 image: JPEG 5 KB)") == len(P4_SCENARIOS)
     log = runner.invoke(main, ["log", str(db)])
     assert log.exit_code == 0, log.output

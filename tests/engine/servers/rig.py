@@ -75,6 +75,33 @@ def big() -> CallToolResult:
                                                 mime_type="image/jpeg")])
 
 
+def _png_header(width: int, height: int) -> bytes:
+    """A PNG that declares its size and stops: a decompression bomb's business card."""
+    import struct
+    import zlib
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    chunk = b"IHDR" + ihdr
+    return (b"\x89PNG\r\n\x1a\n" + struct.pack(">I", len(ihdr)) + chunk
+            + struct.pack(">I", zlib.crc32(chunk)))
+
+
+@server.tool()
+def mixed() -> CallToolResult:
+    """Images of every kind the normalizer drops, then five good frames (one too many)."""
+    gif = io.BytesIO()
+    Image.new("P", (8, 8)).save(gif, "GIF")
+    blocks = [
+        TextContent(text="mixed"),
+        ImageContent(data=base64.b64encode(gif.getvalue()).decode(), mime_type="image/gif"),
+        ImageContent(data="not base64 at all!", mime_type="image/jpeg"),
+        ImageContent(data=base64.b64encode(_png_header(100_000, 100_000)).decode(),
+                     mime_type="image/png"),
+        *(image(3000 + n) for n in range(5)),
+    ]
+    return CallToolResult(content=blocks)
+
+
 @server.tool()
 def pair() -> CallToolResult:
     """Two frames in one result."""

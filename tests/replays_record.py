@@ -1,0 +1,99 @@
+"""Records the streams in `replays/`: `python -m tests.replays_record` (run from the repository).
+
+Each scenario runs the real engine against the provider simulator on loopback and a real MCP
+server process, with a fixed clock so that re-recording gives stable files. Beside each stream
+`<name>.jsonl` it writes `<name>.log`, the log lines the stream must replay to. The version-0
+stream is a recorded turn written back in the first recorder's shape, to keep the upcaster honest.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+import msgspec
+
+from fuseforks.demo.offline import CAMERA_SERVER
+from fuseforks.demo.scenarios import P4_SCENARIOS, REQUEST
+from fuseforks.engine.ports import HubTools, LiveModel
+from fuseforks.engine.turn import Turn, TurnResult, TurnSpec
+from fuseforks.events.codec import Envelope, encode_envelope
+from fuseforks.events.jsonl import write_stream
+from fuseforks.events.sequencer import FixedClock
+from fuseforks.mcp import StdioServer, ToolHub
+from fuseforks.projections import LogState, evolve_log, fold
+from fuseforks.simulator import Script, run_simulator
+from fuseforks.wires.base import Endpoint
+from fuseforks.wires.http import RetryPolicy
+
+REPLAYS = Path(__file__).resolve().parents[1] / "replays"
+RIG = Path(__file__).parent / "engine" / "servers" / "rig.py"
+CAMERA = StdioServer(name=CAMERA_SERVER, command=sys.executable, args=["-m", "fuseforks.demo.camera"])
+RIG_SERVER = StdioServer(name="rig", command=sys.executable, args=[str(RIG)])
+
+
+async def record(name: str, server: StdioServer, script: Script, wire: str, model: str, *,
+                 language: str = "en", max_rounds: int = 8) -> TurnResult:
+    async with run_simulator(script=script) as sim, ToolHub([server]) as hub:
+        live = LiveModel(wire, model, Endpoint(base_url=sim.base_urls[wire], api_key="sk-replay"),
+                         policy=RetryPolicy(base_delay=0.01, max_delay=0.02))
+        try:
+            spec = TurnSpec(agent="replay", request=REQUEST[language], language=language,
+                            max_rounds=max_rounds)
+            result = await Turn(spec, live, HubTools(hub), turn_id=name,
+                                clock=FixedClock("2026-11-30T00:00:00.000Z", step_ms=10)).run()
+        finally:
+            await live.aclose()
+    save(name, result.history)
+    return result
+
+
+def save(name: str, history: list[Envelope], folder: Path = REPLAYS) -> None:
+    with open(folder / f"{name}.jsonl", "wb") as out:
+        write_stream(history, out)
+    lines = fold(evolve_log, LogState(), history).lines
+    (folder / f"{name}.log").write_text("".join(f"{line}\n" for line in lines))
+
+
+def downcast_v0(history: list[Envelope]) -> bytes:
+    """The same turn in schema version 0 (see the upcasters in fuseforks.events.codec)."""
+    lines = []
+    for envelope in history:
+        data = msgspec.json.decode(encode_envelope(envelope))
+        data["version"] = 0
+        event = data["event"]
+        if event["kind"] == "TurnStarted":
+            event["backend"] = event.pop("wire")
+            assert event.pop("language") == "ja", "version 0 knew only the Japanese village"
+        elif event["kind"] == "ToolCalled":
+            event["tool"] = event.pop("name")
+            event["args"] = event.pop("arguments", "{}")
+        elif event["kind"] == "ToolResultRecorded":
+            event["text"] = event.pop("body")
+            if "image_digests" in event:
+                event["digests"] = event.pop("image_digests")
+        lines.append(msgspec.json.encode(data) + b"\n")
+    return b"".join(lines)
+
+
+async def main() -> None:
+    REPLAYS.mkdir(exist_ok=True)
+    camera = Script(call_tools=(f"{CAMERA_SERVER}__live_view_image",))
+    for scenario in P4_SCENARIOS:
+        await record(f"p4-{scenario.name}", CAMERA, camera, scenario.wire, scenario.model)
+    await record("cap-at-20", RIG_SERVER, Script(call_tools=("rig__frame",), rounds=21),
+                 "anthropic", "claude-sonnet-5-5", max_rounds=30)
+    await record("repeat-stop", RIG_SERVER, Script(call_tools=("rig__still",), rounds=4),
+                 "gemini", "gemini-3.8-flash")
+    await record("dropped-every-reason", RIG_SERVER, Script(call_tools=("rig__mixed",)),
+                 "openai-compat", "gemini-3.5-flash-lite")
+    japanese = await record("p4-anthropic-ja", CAMERA, camera, "anthropic", "claude-sonnet-5-5",
+                            language="ja")
+    (REPLAYS / "p4-anthropic-ja.jsonl").unlink()
+    (REPLAYS / "p4-anthropic-ja.log").rename(REPLAYS / "v0" / "p4-anthropic-ja.log")
+    (REPLAYS / "v0" / "p4-anthropic-ja.jsonl").write_bytes(downcast_v0(japanese.history))
+
+
+if __name__ == "__main__":
+    anyio.run(main)
