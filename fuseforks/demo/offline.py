@@ -99,7 +99,8 @@ def images_delivered(result: TurnResult) -> int:
 
 async def run_scenarios(db_path: Path, log_path: Path, record_dir: Path | None = None,
                         language: str = "en",
-                        scenarios: tuple[Scenario, ...] = P4_SCENARIOS) -> list[ScenarioOutcome]:
+                        scenarios: tuple[Scenario, ...] = P4_SCENARIOS,
+                        api_key: str = DEMO_KEY) -> list[ScenarioOutcome]:
     from fuseforks.simulator import WIRE_PREFIXES
 
     outcomes = []
@@ -111,7 +112,7 @@ async def run_scenarios(db_path: Path, log_path: Path, record_dir: Path | None =
             tools = HubTools(hub)
             for scenario in scenarios:
                 endpoint = Endpoint(base_url=base_url + WIRE_PREFIXES[scenario.wire],
-                                    api_key=DEMO_KEY)
+                                    api_key=api_key)
                 model = LiveModel(scenario.wire, scenario.model, endpoint,
                                   policy=RetryPolicy(base_delay=0.05, max_delay=0.2))
                 try:
