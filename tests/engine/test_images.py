@@ -229,6 +229,17 @@ def test_broken_base64_and_non_images_are_unreadable(data: str) -> None:
     assert dropped(normalize_image(data)).reason == "unreadable"
 
 
+@pytest.mark.parametrize("junk", ["*", "-", "_", "A=", "\u00e9"])
+def test_base64_with_foreign_characters_is_broken_even_if_a_lenient_decoder_would_guess(
+    junk: str,
+) -> None:
+    text = b64(gen.jpeg(64, 64))
+    damaged = text[:100] + junk + text[100:]
+    assert dropped(normalize_image(damaged)) == DroppedImage(
+        "unreadable", 0, None, "broken base64"
+    )
+
+
 def test_base64_with_line_breaks_is_accepted() -> None:
     source = gen.jpeg(64, 64)
     wrapped = base64.encodebytes(source).decode("ascii")
