@@ -43,14 +43,15 @@ def frame(n: int) -> NormalizedImage:
 class ScriptedModel:
     wire, model, endpoint_host, placement = "anthropic", "bench", "127.0.0.1", "native"
 
-    def __init__(self, clock: list[float]) -> None:
+    def __init__(self, clock: list[float], rounds: int = ROUNDS) -> None:
         self.calls = 0
         self.clock = clock
+        self.rounds = rounds
 
     async def chat(self, request: ChatRequest, vault: ImageVault, notes: Any) -> ChatResponse:
         self.clock.append(time.perf_counter())
         self.calls += 1
-        calls = [] if self.calls > ROUNDS else [ToolCall(id=f"c{self.calls}", name="cam__frame")]
+        calls = [] if self.calls > self.rounds else [ToolCall(id=f"c{self.calls}", name="cam__frame")]
         response = ChatResponse(text="done" if not calls else "", tool_calls=calls,
                                 usage=Usage(), stop_reason="tool_use" if calls else "end_turn",
                                 raw_model="bench")
