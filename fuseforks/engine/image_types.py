@@ -26,6 +26,15 @@ class NormalizedImage(msgspec.Struct, frozen=True):
     source_format: str  # detected input format, e.g. "JPEG", "PNG", "WEBP"
     source_size: int  # decoded input byte count
 
+    def __repr__(self) -> str:
+        """Everything but the pixels: a repr can end up in a log or an assertion message."""
+        return (
+            f"NormalizedImage(data=<{len(self.data)} bytes>, media_type={self.media_type!r},"
+            f" width={self.width}, height={self.height}, size={self.size},"
+            f" digest={self.digest!r}, path={self.path!r},"
+            f" source_format={self.source_format!r}, source_size={self.source_size})"
+        )
+
 
 class DroppedImage(msgspec.Struct, frozen=True):
     """An image that will not be sent, and why (never its bytes)."""

@@ -35,7 +35,7 @@ from fuseforks.engine.image_types import (
     NormalizedImage,
     ResultImages,
 )
-from fuseforks.engine.images_encode import reencode
+from fuseforks.engine.images_encode import DeclaredTooLarge, reencode
 from fuseforks.engine.images_probe import ProbeError, probe, sniff_format
 
 CARRIED_FORMATS = frozenset({"JPEG", "PNG", "WEBP"})
@@ -186,7 +186,10 @@ def _decide(data: ImageBlock, index: int) -> Outcome:
     try:
         header = probe(raw, fmt)
     except ProbeError as error:
-        return _drop("unreadable", index, fmt, str(error))
+        # Our header walk is strict; libjpeg and libwebp forgive some damage (stray bytes between
+        # segments). Let the decoder judge: it re-checks the edge limit before decoding and
+        # refuses a cut file, so nothing broken goes out and nothing readable is lost.
+        return _reencoded(raw, fmt, index, if_unreadable=str(error))
     if min(header.width, header.height) < 1:
         return _drop("unreadable", index, fmt, "declares a zero dimension")
     if max(header.width, header.height) > DECODE_MAX_EDGE_PX:
@@ -212,14 +215,21 @@ def _decide(data: ImageBlock, index: int) -> Outcome:
             source_size=len(raw),
         )
 
+    return _reencoded(raw, fmt, index)
+
+
+def _reencoded(raw: bytes, fmt: str, index: int, if_unreadable: str | None = None) -> Outcome:
     try:
         jpeg, width, height = reencode(raw, fmt)
+    except DeclaredTooLarge as error:
+        return _drop("too_large", index, fmt, str(error))
     except Image.DecompressionBombError:
         return _drop("too_large", index, fmt, "refused by the decompression-bomb guard")
     except MemoryError:
         return _drop("too_large", index, fmt, "out of memory while decoding")
     except Exception as error:  # noqa: BLE001 - Pillow raises many types for broken files
-        return _drop("unreadable", index, fmt, f"cannot decode: {type(error).__name__}")
+        detail = if_unreadable or f"cannot decode: {type(error).__name__}"
+        return _drop("unreadable", index, fmt, detail)
     if len(jpeg) > MAX_BYTES:
         kib = math.ceil(len(jpeg) / 1024)
         return _drop("too_large", index, fmt, f"re-encoded JPEG is {kib} KiB, over 2 MiB")

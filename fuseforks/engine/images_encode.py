@@ -69,12 +69,19 @@ def drop_damaged_ancillary_chunks(data: bytes) -> bytes:
     return b"".join(parts)
 
 
+class DeclaredTooLarge(ValueError):
+    """The decoder's header declares an edge over the limit; nothing was decoded."""
+
+
 def reencode(data: bytes, fmt: str) -> tuple[bytes, int, int]:
     """JPEG q85 bytes and their size. Raises on anything Pillow cannot decode whole."""
     if fmt == "PNG":
         data = drop_damaged_ancillary_chunks(data)
     with Image.open(io.BytesIO(data), formats=[fmt]) as opened:
         im: Image.Image = opened
+        width, height = im.size
+        if max(width, height) > DECODE_MAX_EDGE_PX:
+            raise DeclaredTooLarge(f"declares {width}x{height} px, over {DECODE_MAX_EDGE_PX} px")
         if getattr(im, "n_frames", 1) > 1:
             im.seek(0)  # animated: the first frame only
         size = target_size(*im.size)

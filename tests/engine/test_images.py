@@ -235,9 +235,7 @@ def test_base64_with_foreign_characters_is_broken_even_if_a_lenient_decoder_woul
 ) -> None:
     text = b64(gen.jpeg(64, 64))
     damaged = text[:100] + junk + text[100:]
-    assert dropped(normalize_image(damaged)) == DroppedImage(
-        "unreadable", 0, None, "broken base64"
-    )
+    assert dropped(normalize_image(damaged)) == DroppedImage("unreadable", 0, None, "broken base64")
 
 
 def test_base64_with_line_breaks_is_accepted() -> None:
@@ -276,6 +274,27 @@ def test_truncated_jpeg_is_never_passed_through() -> None:
 def test_jpeg_cut_inside_its_headers_is_unreadable() -> None:
     source = gen.jpeg(800, 600)
     assert dropped(normalize_image(source[:40])).reason == "unreadable"
+
+
+def test_jpeg_the_header_walk_refuses_is_left_to_the_decoder() -> None:
+    # Stray bytes between segments: strict for pass-through, but libjpeg reads the picture.
+    result = kept(normalize_image(gen.with_stray_bytes_after_app0(gen.jpeg(300, 200))))
+    assert (result.path, result.width, result.height) == ("re_encoded", 300, 200)
+
+
+def test_the_decoder_path_keeps_the_edge_limit_before_decoding() -> None:
+    big = gen.with_jpeg_frame_size(gen.jpeg(64, 64), 16385, 64)
+    result = dropped(normalize_image(gen.with_stray_bytes_after_app0(big)))
+    assert (result.reason, result.detail) == ("too_large", "declares 16385x64 px, over 16384 px")
+
+
+def test_repr_of_a_kept_image_never_shows_its_bytes() -> None:
+    result = kept(normalize_image(gen.jpeg(64, 48)))
+    assert repr(result) == (
+        f"NormalizedImage(data=<{result.size} bytes>, media_type='image/jpeg', width=64,"
+        f" height=48, size={result.size}, digest='{result.digest}', path='pass_through',"
+        f" source_format='JPEG', source_size={result.size})"
+    )
 
 
 def test_truncated_webp_is_never_passed_through() -> None:

@@ -80,6 +80,13 @@ def with_jpeg_frame_size(data: bytes, width: int, height: int) -> bytes:
         pos += 2 + length
 
 
+def with_stray_bytes_after_app0(data: bytes, stray: bytes = b"\x00\x01\x02") -> bytes:
+    """A JPEG with bytes between two segments: libjpeg skips them with a warning."""
+    (length,) = struct.unpack_from(">H", data, 4)
+    at = 4 + length
+    return data[:at] + stray + data[at:]
+
+
 def png_chunk(ctype: bytes, body: bytes) -> bytes:
     crc = zlib.crc32(ctype + body)
     return struct.pack(">I", len(body)) + ctype + body + struct.pack(">I", crc)
