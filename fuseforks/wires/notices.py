@@ -1,18 +1,13 @@
 """What the HTTP edge reports while it works; the engine turns these into events and log lines.
 
-Each notice can render its SPEC §7 line (`line()`), so the wording lives in one place. No field
-ever holds a key, a request body or image data.
+The wording of the log lines lives in one place, the log projection (`fuseforks.projections.log`),
+which reads the events the engine records from these notices. No field ever holds a key, a request
+body or image data.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-
-
-def _or_dash(value: object) -> str:
-    """A `key=value` field value: `-` when empty, never containing spaces."""
-    return "-" if value in (None, "") else re.sub(r"\s+", "_", str(value).strip())
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,12 +22,6 @@ class RetryNotice:
     code: str
     delay: float
 
-    def line(self) -> str:
-        return (
-            f"llm retry: backend={self.wire} model={self.model} host={self.host} "
-            f"attempt={self.attempt}/{self.max_attempts} status={_or_dash(self.status)} "
-            f"class={self.error_class} code={_or_dash(self.code)} delay_ms={round(self.delay * 1000)}"
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,13 +35,6 @@ class RetryStop:
     code: str
     images_rejected: bool
 
-    def line(self) -> str:
-        text = (
-            f"llm retry stop: backend={self.wire} model={self.model} host={self.host} "
-            f"attempts={self.attempts} status={_or_dash(self.status)} class={self.error_class} "
-            f"code={_or_dash(self.code)}"
-        )
-        return text + " images_rejected=true" if self.images_rejected else text
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +44,3 @@ class AttachmentFallback:
     host: str
     converted: int
 
-    def line(self) -> str:
-        return (
-            f"attachment fallback: backend={self.wire} model={self.model} host={self.host} "
-            f"converted={self.converted} to=jpeg"
-        )

@@ -43,9 +43,10 @@ async def test_429_with_retry_after_is_waited_out_then_succeeds() -> None:
     assert response.text.startswith("I see 1 image.")
     assert [r.status for r in sim.received] == [429, 200]
     assert elapsed >= 0.25
-    assert [n.line() for n in notes.retries] == [(
-        "llm retry: backend=openai-responses model=sim-vision-1 host=127.0.0.1 attempt=1/5 "
-        "status=429 class=rate_limited code=rate_limit_exceeded delay_ms=250")]
+    assert notes.retries == [RetryNotice(
+        wire="openai-responses", model="sim-vision-1", host="127.0.0.1", attempt=1,
+        max_attempts=5, status=429, error_class="rate_limited", code="rate_limit_exceeded",
+        delay=0.25)]
     assert notes.stops == []
 
 
@@ -66,9 +67,9 @@ async def test_500_five_times_gives_a_bounded_clear_final_error() -> None:
         "WireUnavailable: backend=anthropic status=500 class=server_error type=api_error "
         "code=api_error: simulated fault (gave up after 5 attempts)")
     assert [n.attempt for n in notes.retries] == [1, 2, 3, 4]
-    assert [n.line() for n in notes.stops] == [(
-        "llm retry stop: backend=anthropic model=sim-vision-1 host=127.0.0.1 attempts=5 "
-        "status=500 class=server_error code=api_error")]
+    assert notes.stops == [RetryStop(
+        wire="anthropic", model="sim-vision-1", host="127.0.0.1", attempts=5, status=500,
+        error_class="server_error", code="api_error", images_rejected=False)]
 
 
 async def test_backoff_grows_exponentially_within_jitter() -> None:
@@ -100,9 +101,9 @@ async def test_400_is_not_retried_and_is_reported_with_the_provider_code() -> No
     assert [r.status for r in sim.received] == [400, 200]
     assert text_only.text == "I received the tool result; it has no image."
     assert notes.retries == []
-    assert [n.line() for n in notes.stops] == [(
-        f"llm retry stop: backend=perplexity-responses model={model} host=127.0.0.1 attempts=1 "
-        "status=400 class=client_error code=invalid_request")]
+    assert notes.stops == [RetryStop(
+        wire="perplexity-responses", model=model, host="127.0.0.1", attempts=1, status=400,
+        error_class="client_error", code="invalid_request", images_rejected=False)]
 
 
 async def test_garbage_json_is_a_clear_error_and_not_retried() -> None:
@@ -141,9 +142,9 @@ async def test_connections_dropped_every_time_give_a_clear_final_error() -> None
     assert caught.value.error_class == "connection" and caught.value.attempts == 3
     assert str(caught.value).startswith("WireUnavailable: backend=meta-responses status=- class=connection")
     assert str(caught.value).endswith("(gave up after 3 attempts)")
-    assert [n.line() for n in notes.stops] == [(
-        "llm retry stop: backend=meta-responses model=sim-vision-1 host=127.0.0.1 attempts=3 "
-        "status=- class=connection code=-")]
+    assert notes.stops == [RetryStop(
+        wire="meta-responses", model="sim-vision-1", host="127.0.0.1", attempts=3, status=None,
+        error_class="connection", code="", images_rejected=False)]
 
 
 async def test_openai_compat_webp_refused_is_resent_once_as_jpeg() -> None:
@@ -160,9 +161,8 @@ async def test_openai_compat_webp_refused_is_resent_once_as_jpeg() -> None:
     assert [r.status for r in sim.received] == [400, 200]
     assert b"data:image/jpeg;base64," in sim.received[1].body
     assert b"image/webp" not in sim.received[1].body
-    assert [f.line() for f in notes.fallbacks] == [(
-        "attachment fallback: backend=openai-compat model=sim-no-webp host=127.0.0.1 "
-        "converted=1 to=jpeg")]
+    assert notes.fallbacks == [AttachmentFallback(
+        wire="openai-compat", model="sim-no-webp", host="127.0.0.1", converted=1)]
     assert notes.stops == []
 
 
@@ -212,7 +212,7 @@ async def test_the_api_key_never_appears_in_errors_notices_or_logs(
             with pytest.raises(WireError) as caught:
                 await client.chat(*_request_and_vault())
     texts += [str(caught.value), repr(caught.value), caught.value.message]
-    texts += [n.line() for n in notes.retries] + [n.line() for n in notes.stops]
+    texts += [repr(n) for n in notes.retries] + [repr(n) for n in notes.stops]
     texts += [r.getMessage() for r in caplog.records]
     assert "Incorrect API key provided: [redacted]" in caught.value.message
     assert len(notes.retries) == 1 and len(notes.stops) == 1
