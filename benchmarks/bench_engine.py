@@ -16,8 +16,8 @@ from typing import Any
 import anyio
 from PIL import Image
 
-from fuseforks.engine.images import normalize_image
 from fuseforks.engine.image_types import NormalizedImage
+from fuseforks.engine.images import normalize_image
 from fuseforks.engine.tool_output import ToolOutput
 from fuseforks.engine.turn import Turn, TurnSpec
 from fuseforks.engine.vault import ImageVault

@@ -67,10 +67,11 @@ async def bench_start() -> None:
     for _ in range(STARTS):
         stdio.append(await start_stdio())
         local.append(await start_in_process())
-    s, l = (statistics.median(t[0] for t in runs) for runs in (stdio, local))
-    print(f"start to first result   stdio {ms(s)}   in-process {ms(l)}   ratio {s / l:7.1f}x")
-    s, l = (statistics.median(t[1] for t in runs) for runs in (stdio, local))
-    print(f"shutdown after it       stdio {ms(s)}   in-process {ms(l)}")
+    over, inside = (statistics.median(t[0] for t in runs) for runs in (stdio, local))
+    print(f"start to first result   stdio {ms(over)}   in-process {ms(inside)}   "
+          f"ratio {over / inside:7.1f}x")
+    over, inside = (statistics.median(t[1] for t in runs) for runs in (stdio, local))
+    print(f"shutdown after it       stdio {ms(over)}   in-process {ms(inside)}")
 
 
 async def per_call(hub: ToolHub, client: Client, raw: Client | None, tool: str) -> None:
@@ -82,8 +83,9 @@ async def per_call(hub: ToolHub, client: Client, raw: Client | None, tool: str) 
         local_times.append(await timed(lambda: client.call_tool(tool, {})))
         if raw is not None:
             raw_times.append(await timed(lambda: raw.call_tool(tool, {})))
-    h, l = statistics.median(hub_times), statistics.median(local_times)
-    line = f"  {tool:<16} hub {ms(h)}   in-process {ms(l)}   ratio {h / l:6.1f}x"
+    hub_ms, local_ms = statistics.median(hub_times), statistics.median(local_times)
+    line = (f"  {tool:<16} hub {ms(hub_ms)}   in-process {ms(local_ms)}   "
+            f"ratio {hub_ms / local_ms:6.1f}x")
     if raw_times:
         line += f"   (raw SDK stdio call {ms(statistics.median(raw_times))})"
     print(line)

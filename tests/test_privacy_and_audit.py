@@ -36,20 +36,20 @@ BASE64_RUN = re.compile(rb"[A-Za-z0-9+/]{201,}")
 
 
 async def load_with_large_images(db: Path, log: Path) -> None:
-    async with run_simulator(script=Script(call_tools=("rig__big",))) as sim:
-        async with ToolHub([StdioServer(name="rig", command=sys.executable, args=[str(RIG)])]) as hub:
-            model = LiveModel("gemini", "gemini-3.8-flash",
-                              Endpoint(base_url=sim.base_urls["gemini"], api_key=SENTINEL),
-                              policy=FAST)
-            writer = LogWriter.to_file(log)
-            with SqliteStore(db) as store:
-                async with Bus([StoreWriter(store), writer]) as bus, anyio.create_task_group() as g:
-                    for index in range(10):
-                        turn = Turn(TurnSpec(agent=f"load_{index}", request="look"), model,
-                                    HubTools(hub), publish=bus.publish)
-                        g.start_soon(turn.run)
-            writer.close()
-            await model.aclose()
+    server = StdioServer(name="rig", command=sys.executable, args=[str(RIG)])
+    async with run_simulator(script=Script(call_tools=("rig__big",))) as sim, ToolHub([server]) as hub:
+        model = LiveModel("gemini", "gemini-3.8-flash",
+                          Endpoint(base_url=sim.base_urls["gemini"], api_key=SENTINEL),
+                          policy=FAST)
+        writer = LogWriter.to_file(log)
+        with SqliteStore(db) as store:
+            async with Bus([StoreWriter(store), writer]) as bus, anyio.create_task_group() as g:
+                for index in range(10):
+                    turn = Turn(TurnSpec(agent=f"load_{index}", request="look"), model,
+                                HubTools(hub), publish=bus.publish)
+                    g.start_soon(turn.run)
+        writer.close()
+        await model.aclose()
 
 
 def scan(path: Path) -> list[str]:
@@ -72,7 +72,7 @@ def test_no_pixels_base64_or_key_in_store_wal_streams_or_log(tmp_path) -> None:
     exported = CliRunner().invoke(main, ["export", str(db), "-o", str(stream)])
     assert exported.exit_code == 0, exported.output
     files = [db, Path(f"{db}-wal"), stream, log]
-    assert all(f.exists() and f.stat().st_size > 0 for f in files), [f for f in files]
+    assert all(f.exists() and f.stat().st_size > 0 for f in files), list(files)
     assert log.read_text().count("images=1") == len(outcomes) + 10
     for path in files:
         assert scan(path) == [], path

@@ -7,6 +7,8 @@ so a parent process started with `--port 0` can read the port; then one line per
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sys
 from pathlib import Path
 
 import click
@@ -20,7 +22,7 @@ async def _serve(port: int, record_dir: Path | None, script: Script) -> None:
     click.echo(f"simulator: listening on {simulator.base_url}")
     for wire, url in simulator.base_urls.items():
         click.echo(f"simulator: {wire} {url}")
-    click.get_text_stream("stdout").flush()
+    sys.stdout.flush()
     try:
         await simulator.serve_forever()
     finally:
@@ -37,7 +39,5 @@ async def _serve(port: int, record_dir: Path | None, script: Script) -> None:
               help="Tool rounds before the model answers.")
 def simulator(port: int, record_dir: Path | None, call_tools: tuple[str, ...], rounds: int) -> None:
     """Serve all seven provider wires on 127.0.0.1: strict, scripted, and able to see images."""
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(port, record_dir, Script(call_tools=call_tools, rounds=rounds)))
-    except KeyboardInterrupt:
-        pass

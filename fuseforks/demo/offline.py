@@ -16,13 +16,13 @@ from pathlib import Path
 import anyio
 import msgspec
 
+from fuseforks.demo.camera import frame_colours
 from fuseforks.demo.scenarios import P4_SCENARIOS, REQUEST, Scenario
 from fuseforks.engine.ports import HubTools, LiveModel
 from fuseforks.engine.turn import Turn, TurnResult, TurnSpec
 from fuseforks.events.bus import Bus
 from fuseforks.events.sqlite_store import SqliteStore
 from fuseforks.events.subscribers import LogWriter, StoreWriter
-from fuseforks.demo.camera import frame_colours
 from fuseforks.events.types import RequestSent, ResponseReceived, ToolResultRecorded
 from fuseforks.mcp import StdioServer, ToolHub
 from fuseforks.projections import LogState, evolve_log, fold

@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import Clock, Sequencer
-from fuseforks.events.types import LlmRetried, LlmRetryStopped, TurnEvent
 from fuseforks.events.types import AttachmentFallback as AttachmentFallbackEvent
+from fuseforks.events.types import LlmRetried, LlmRetryStopped, TurnEvent
 from fuseforks.projections.turn_state import TurnState, evolve_turn
 from fuseforks.wires.notices import AttachmentFallback, RetryNotice, RetryStop
 

@@ -45,8 +45,8 @@ from fuseforks.events.types import (
     ResponseReceived,
     RoundStarted,
     StopReason,
-    ToolCallRecord,
     ToolCalled,
+    ToolCallRecord,
     ToolResultRecorded,
     TurnEnded,
     TurnStarted,
@@ -256,7 +256,7 @@ class Turn:
         async def run_one(index: int, call: ToolCall) -> None:
             try:
                 outputs[index] = await self.tools.call(call.name, call.arguments, self.spec.language)
-            except Exception as error:  # noqa: BLE001 - a tool port must not end the turn
+            except Exception as error:
                 outputs[index] = fault_output(f"{type(error).__name__}: {error}", self.spec.language)
 
         async with anyio.create_task_group() as group:

@@ -69,7 +69,7 @@ class Bus:
             async for batch in receive:
                 try:
                     await subscriber.handle(batch)
-                except Exception as error:  # noqa: BLE001 - a subscriber's crash is recorded, not spread
+                except Exception as error:
                     self.failures.append(
                         SubscriberFailure(subscriber.name, f"{type(error).__name__}: {error}", last_seq)
                     )

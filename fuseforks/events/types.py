@@ -262,4 +262,4 @@ TurnEvent = (
     | TurnEnded
 )
 
-EVENT_TYPES: tuple[type[Event], ...] = TurnEvent.__args__  # type: ignore[attr-defined]
+EVENT_TYPES: tuple[type[Event], ...] = TurnEvent.__args__

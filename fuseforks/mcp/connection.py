@@ -12,7 +12,7 @@ import logging
 import math
 import os
 import tempfile
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, suppress
 from typing import Any
 
 import anyio
@@ -143,7 +143,7 @@ class Connection:
             if not started and scope.cancelled_caught:
                 stdout_garbage = self._garbage_lines if isinstance(self.config, StdioServer) else 0
                 reason = faults.handshake_timeout(self.name, self._connect_timeout, stdout_garbage)
-        except Exception as error:  # noqa: BLE001 - a server's failure must not end the hub
+        except Exception as error:
             leaf = _leaf(error)
             if started:
                 logger.warning("mcp server %s ended: %r", self.name, leaf)
@@ -223,8 +223,6 @@ class Connection:
 
     def _remove_stderr(self) -> None:
         if self._stderr_path is not None:
-            try:
+            with suppress(OSError):
                 os.unlink(self._stderr_path)
-            except OSError:
-                pass
             self._stderr_path = None

@@ -30,8 +30,8 @@ from fuseforks.events.types import (
     RequestSent,
     ResponseReceived,
     RoundStarted,
-    ToolCallRecord,
     ToolCalled,
+    ToolCallRecord,
     ToolResultRecorded,
     TurnEnded,
     TurnEvent,
@@ -113,8 +113,8 @@ def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
         case RoundStarted():
             return replace(state, round=event.round)
         case ResponseReceived():
-            entry = AssistantEntry(event.text, tuple(event.tool_calls))
-            return replace(state, entries=(*state.entries, entry), last_response=event)
+            answer = AssistantEntry(event.text, tuple(event.tool_calls))
+            return replace(state, entries=(*state.entries, answer), last_response=event)
         case ToolCalled():
             return replace(state, calls={**state.calls, event.call_id: event})
         case ImagesNormalized():

@@ -13,7 +13,6 @@ from fuseforks.events.codec import Envelope
 from fuseforks.events.types import RequestSent, RoundStarted, TurnEnded
 from fuseforks.projections.messages import chat_request
 from fuseforks.projections.turn_state import TurnState, evolve_turn
-from fuseforks.wires.registry import get_wire
 from fuseforks.wires.canonical import (
     AssistantMessage,
     Message,
@@ -21,6 +20,7 @@ from fuseforks.wires.canonical import (
     ToolResultMessage,
     UserMessage,
 )
+from fuseforks.wires.registry import get_wire
 
 _FORMATS = {"image/jpeg": "JPEG", "image/webp": "WEBP"}
 
@@ -62,8 +62,10 @@ def image_label(digest: str, state: TurnState) -> str:
 
 def message_view(message: Message, state: TurnState, alternate: bool) -> MessageView:
     match message:
-        case SystemMessage() | UserMessage():
-            return MessageView(role=message.__struct_config__.tag or "user", text=message.text)
+        case SystemMessage():
+            return MessageView(role="system", text=message.text)
+        case UserMessage():
+            return MessageView(role="user", text=message.text)
         case AssistantMessage():
             return MessageView(role="assistant", text=message.text, tool_calls=[
                 f"{c.name} {msgspec.json.encode(c.arguments).decode()}" for c in message.tool_calls])
@@ -76,7 +78,7 @@ def message_view(message: Message, state: TurnState, alternate: bool) -> Message
 
 def request_views(history: Iterable[Envelope]) -> list[RequestView]:
     state = TurnState()
-    views = []
+    views: list[RequestView] = []
     for envelope in history:
         event = envelope.event
         if isinstance(event, RequestSent):

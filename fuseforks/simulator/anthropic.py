@@ -73,7 +73,9 @@ def _read(request: Request) -> Conversation:
         raise Invalid("messages: first message must use the \"user\" role")
     if request.max_tokens < 1:
         raise Invalid("max_tokens: must be at least 1")
-    rounds, seen, latest = 0, [], []
+    rounds = 0
+    seen: list[bytes] = []
+    latest: list[bytes] = []
     open_calls: set[str] = set()
     for n, message in enumerate(request.messages):
         where = f"messages.{n}"

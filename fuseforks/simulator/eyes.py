@@ -11,7 +11,6 @@ import io
 
 from PIL import Image, UnidentifiedImageError
 
-
 MEDIA_FORMATS = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
 
 

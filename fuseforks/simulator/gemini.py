@@ -87,7 +87,9 @@ def _one_field(part: Part, where: str) -> None:
 def _read(request: Request, model: str) -> Conversation:
     if not request.contents:
         raise Invalid("* GenerateContentRequest.contents: contents is not specified")
-    rounds, seen, latest = 0, [], []
+    rounds = 0
+    seen: list[bytes] = []
+    latest: list[bytes] = []
     calls_open = 0
     for n, content in enumerate(request.contents):
         where = f"contents[{n}]"

@@ -103,7 +103,9 @@ def _tool_content(message: ToolMsg, where: str) -> None:
 
 
 def _read(request: Request) -> Conversation:
-    rounds, seen, latest = 0, [], []
+    rounds = 0
+    seen: list[bytes] = []
+    latest: list[bytes] = []
     pending: list[str] = []
     for n, message in enumerate(request.messages):
         where = f"messages[{n}]"

@@ -93,7 +93,9 @@ def _read(request: Request) -> Conversation:
     raw_items = [{"role": "user", "content": request.input}] if isinstance(request.input, str) \
         else request.input
     items = [_item(raw, n) for n, raw in enumerate(raw_items)]
-    rounds, seen, latest = 0, [], []
+    rounds = 0
+    seen: list[bytes] = []
+    latest: list[bytes] = []
     called: set[str] = set()
     answered: set[str] = set()
     previous: object = None

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, assert_never
 
 import msgspec
 
-from fuseforks.wires.base import JSON, Endpoint, HttpRequest, decode_json
+from fuseforks.wires.base import JSON, Endpoint, HttpRequest, Placement, decode_json
 from fuseforks.wires.canonical import (
     AssistantMessage,
     ChatRequest,
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 NAME = "anthropic"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 KEY_ENVS = ("ANTHROPIC_API_KEY",)
-PLACEMENT = "native"  # SPEC §5; tests/wires/test_placement.py checks it against the encoding
+PLACEMENT: Placement = "native"  # SPEC §5; tests/wires/test_placement.py checks it against the encoding
 API_VERSION = "2023-06-01"
 
 

@@ -14,6 +14,9 @@ from fuseforks.wires.errors import WireError, WireGarbage
 if TYPE_CHECKING:
     from fuseforks.engine.vault import ImageVault
 
+Placement = Literal["native", "alternate"]
+"""Native: the image sits inside the tool result. Alternate: a user message right after carries it."""
+
 # Built once (msgspec perf tips). Key order in the dicts adapters build is the order on the wire.
 JSON = msgspec.json.Encoder()
 
@@ -58,7 +61,7 @@ class Wire:
     classify: Classify
     default_base_url: str
     key_envs: tuple[str, ...]
-    placement: Literal["native", "alternate"]
+    placement: Placement
     """Where the adapter puts a tool result's images; the engine records it with each delivery."""
 
 

@@ -130,10 +130,7 @@ def classify_status(
     Anthropic and Gemini name errors by type/status (`invalid_request_error`,
     `INVALID_ARGUMENT`), OpenAI-shaped APIs by `code`; the other is the fallback."""
     error_type, code, message = parse_error_body(body)
-    if code_from == "type":
-        code = error_type or code
-    else:
-        code = code or error_type
+    code = error_type or code if code_from == "type" else code or error_type
     fields: dict[str, Any] = {
         "wire": wire, "status": status, "error_class": error_class(status),
         "error_type": error_type, "code": code, "message": message,

@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 import msgspec
 
-from fuseforks.wires.base import JSON, Endpoint, HttpRequest, decode_json
+from fuseforks.wires.base import JSON, Endpoint, HttpRequest, Placement, decode_json
 from fuseforks.wires.canonical import (
     AssistantMessage,
     ChatRequest,
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 NAME = "gemini"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-PLACEMENT = "native"  # SPEC §5; tests/wires/test_placement.py checks it against the encoding
+PLACEMENT: Placement = "native"  # SPEC §5; tests/wires/test_placement.py checks it against the encoding
 # Gemini often returns calls without ids; we mint these so the engine can pair results, and
 # never send them back (the API pairs by order and name).
 SYNTHETIC_ID_PREFIX = "gemini-call-"

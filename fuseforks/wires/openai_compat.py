@@ -16,6 +16,7 @@ from fuseforks.wires.base import (
     JSON,
     Endpoint,
     HttpRequest,
+    Placement,
     arguments_json,
     decode_json,
     tool_arguments,
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 NAME = "openai-compat"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 KEY_ENVS = ("OPENAI_API_KEY",)
-PLACEMENT = "alternate"  # SPEC §5; tests/wires/test_placement.py checks it against the encoding
+PLACEMENT: Placement = "alternate"  # SPEC §5; tests/wires/test_placement.py checks it against the encoding
 
 
 def carrier_parts(message: ToolResultMessage, vault: ImageVault) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from fuseforks.wires.base import (
     JSON,
     Endpoint,
     HttpRequest,
+    Placement,
     arguments_json,
     decode_json,
     tool_arguments,
@@ -76,7 +77,7 @@ def _input(request: ChatRequest, vault: ImageVault) -> list[dict[str, Any]]:
     return items
 
 
-PLACEMENT = "native"  # SPEC §5; tests/wires/test_placement.py checks it against the encoding
+PLACEMENT: Placement = "native"  # SPEC §5; tests/wires/test_placement.py checks it against the encoding
 
 
 def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpRequest:

@@ -25,9 +25,9 @@ FAST = RetryPolicy(base_delay=0.01, max_delay=0.02)
 
 @asynccontextmanager
 async def rig(script: Script) -> AsyncIterator[tuple[Simulator, HubTools]]:
-    async with run_simulator(script=script) as simulator:
-        async with ToolHub([StdioServer(name="rig", command=sys.executable, args=[str(RIG)])]) as hub:
-            yield simulator, HubTools(hub)
+    server = StdioServer(name="rig", command=sys.executable, args=[str(RIG)])
+    async with run_simulator(script=script) as simulator, ToolHub([server]) as hub:
+        yield simulator, HubTools(hub)
 
 
 async def run_turn(simulator: Simulator, tools: HubTools, wire: str, model: str, *,

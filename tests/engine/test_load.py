@@ -26,38 +26,38 @@ async def test_50_concurrent_turns_store_every_event_and_release_every_image(tmp
     store = SqliteStore(tmp_path / "load.db")
     results: list[TurnResult] = []
     turns: list[Turn] = []
-    async with run_simulator(script=Script(call_tools=("rig__big",))) as sim:
-        async with ToolHub([StdioServer(name="rig", command=sys.executable, args=[str(RIG)])]) as hub:
-            tools = HubTools(hub)
-            model = LiveModel("openai-responses", "gpt-6-sol",
-                              Endpoint(base_url=sim.base_urls["openai-responses"], api_key="sk"),
-                              policy=FAST)
-            gc.collect()
-            tracemalloc.start()
-            baseline = tracemalloc.get_traced_memory()[0]
-            async with Bus([StoreWriter(store)]) as bus:
+    server = StdioServer(name="rig", command=sys.executable, args=[str(RIG)])
+    async with run_simulator(script=Script(call_tools=("rig__big",))) as sim, ToolHub([server]) as hub:
+        tools = HubTools(hub)
+        model = LiveModel("openai-responses", "gpt-6-sol",
+                          Endpoint(base_url=sim.base_urls["openai-responses"], api_key="sk"),
+                          policy=FAST)
+        gc.collect()
+        tracemalloc.start()
+        baseline = tracemalloc.get_traced_memory()[0]
+        async with Bus([StoreWriter(store)]) as bus:
 
-                async def one(index: int) -> None:
-                    turn = Turn(TurnSpec(agent=f"agent_{index}", request="look"), model, tools,
-                                publish=bus.publish)
-                    turns.append(turn)
-                    results.append(await turn.run())
+            async def one(index: int) -> None:
+                turn = Turn(TurnSpec(agent=f"agent_{index}", request="look"), model, tools,
+                            publish=bus.publish)
+                turns.append(turn)
+                results.append(await turn.run())
 
-                async with anyio.create_task_group() as group:
-                    for index in range(TURNS):
-                        group.start_soon(one, index)
-            await model.aclose()
-            # The simulator keeps every request body for tests to read; it is the provider's
-            # memory, not the engine's, so it is not counted.
-            sim.received.clear()
-            gc.collect()
-            left = tracemalloc.get_traced_memory()[0] - baseline
-            engine_owned = tracemalloc.take_snapshot().filter_traces(
-                [tracemalloc.Filter(True, f"*/fuseforks/{part}/*")
-                 for part in ("engine", "events", "projections", "wires", "mcp")]
-            )
-            engine_left = sum(stat.size for stat in engine_owned.statistics("filename"))
-            tracemalloc.stop()
+            async with anyio.create_task_group() as group:
+                for index in range(TURNS):
+                    group.start_soon(one, index)
+        await model.aclose()
+        # The simulator keeps every request body for tests to read; it is the provider's
+        # memory, not the engine's, so it is not counted.
+        sim.received.clear()
+        gc.collect()
+        left = tracemalloc.get_traced_memory()[0] - baseline
+        engine_owned = tracemalloc.take_snapshot().filter_traces(
+            [tracemalloc.Filter(True, f"*/fuseforks/{part}/*")
+             for part in ("engine", "events", "projections", "wires", "mcp")]
+        )
+        engine_left = sum(stat.size for stat in engine_owned.statistics("filename"))
+        tracemalloc.stop()
     image_bytes = sum(m.size for r in results for e in r.history
                       if isinstance(e.event, ImagesNormalized) for m in e.event.images)
     assert len(results) == TURNS and all(r.stop == "-" and r.answer for r in results)

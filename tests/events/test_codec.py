@@ -15,7 +15,13 @@ from fuseforks.events.codec import (
     encode_event,
 )
 from fuseforks.events.jsonl import read_stream
-from fuseforks.events.types import EVENT_TYPES, ImagesStripped, ToolCalled, ToolResultRecorded, TurnStarted
+from fuseforks.events.types import (
+    EVENT_TYPES,
+    ImagesStripped,
+    ToolCalled,
+    ToolResultRecorded,
+    TurnStarted,
+)
 from tests.events.samples import SAMPLES
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -68,7 +68,7 @@ def result_with(body: str) -> ToolResultRecorded:
 
 def test_sealing_refuses_a_body_that_holds_base64_image_data() -> None:
     sequencer = Sequencer("t", FixedClock())
-    with pytest.raises(PixelLeakError, match="ToolResultRecorded.*base64 run"):
+    with pytest.raises(PixelLeakError, match=r"ToolResultRecorded.*base64 run"):
         sequencer.seal([result_with("here: " + jpeg_base64())])
     assert sequencer.last_seq == 0
 

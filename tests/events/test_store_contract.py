@@ -84,9 +84,7 @@ def test_export_then_import_moves_a_turn_unchanged(store, tmp_path) -> None:
 def test_a_sqlite_append_with_a_leaking_event_rolls_back_the_whole_round(tmp_path) -> None:
     with SqliteStore(tmp_path / "s.db") as store:
         leaking = ToolResultRecorded(round=1, call_id="c", name="t", ok=True, body="A" * 300)
-        batch = sealed("t1", [RoundStarted(round=1)]) + [
-            Envelope(turn_id="t1", seq=2, at="x", event=leaking)
-        ]
+        batch = [*sealed("t1", [RoundStarted(round=1)]), Envelope(turn_id="t1", seq=2, at="x", event=leaking)]
         with pytest.raises(PixelLeakError):
             store.append(batch)
         assert store.read("t1") == []

@@ -46,7 +46,7 @@ async def test_hang_times_out_and_the_call_is_cancelled_on_the_server(tmp_path: 
             hung = await hub.call("faulty__hang", {}, "en")
         waited = time.monotonic() - started
         with anyio.fail_after(5):
-            while not marker.exists():
+            while not marker.exists():  # noqa: ASYNC110 - another process writes the file
                 await anyio.sleep(0.02)
         again = await hub.call("faulty__pid", {}, "en")
     assert hung == error("server 'faulty' did not answer 'hang' within 1 s; the call was cancelled")

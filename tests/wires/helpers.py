@@ -59,7 +59,7 @@ def tool_round(
         UserMessage(text="Take a photo and tell me what you see."),
         AssistantMessage(text="", tool_calls=calls),
     ]
-    for call, (name, text, images) in zip(calls, results):
+    for call, (name, text, images) in zip(calls, results, strict=False):
         messages.append(ToolResultMessage(
             tool_call_id=call.id, name=name, text=text, images=images,
             caption=caption(name, len(images)) if images else None,
