@@ -157,7 +157,7 @@ def _a2b_in_slices(text: str) -> bytes:
 def _normalize(data: ImageBlock, index: int) -> Outcome:
     try:
         return _decide(data, index)
-    except Exception as error:  # noqa: BLE001 - the contract is "never raises" for any input
+    except Exception as error:  # the contract is "never raises", whatever the input
         name = type(error).__name__
         return _drop("unreadable", index, None, f"unexpected {name} while reading the image")
 
@@ -227,7 +227,7 @@ def _reencoded(raw: bytes, fmt: str, index: int, if_unreadable: str | None = Non
         return _drop("too_large", index, fmt, "refused by the decompression-bomb guard")
     except MemoryError:
         return _drop("too_large", index, fmt, "out of memory while decoding")
-    except Exception as error:  # noqa: BLE001 - Pillow raises many types for broken files
+    except Exception as error:  # Pillow raises many types for broken files
         detail = if_unreadable or f"cannot decode: {type(error).__name__}"
         return _drop("unreadable", index, fmt, detail)
     if len(jpeg) > MAX_BYTES:

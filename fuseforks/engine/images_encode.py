@@ -107,7 +107,7 @@ def reencode(data: bytes, fmt: str) -> tuple[bytes, int, int]:
 def _orientation(im: Image.Image) -> int:
     try:
         value = im.getexif().get(_ORIENTATION_TAG, 1)
-    except Exception:  # noqa: BLE001 - a damaged EXIF block must not cost the picture
+    except Exception:  # a damaged EXIF block must not cost the picture
         return 1
     return value if isinstance(value, int) else 1
 

@@ -157,8 +157,8 @@ def test_png_is_re_encoded_and_transparency_becomes_white() -> None:
     out = decoded(result)
     assert out.format == "JPEG"
     assert out.mode == "RGB"
-    assert all(abs(a - b) <= 3 for a, b in zip(out.getpixel((2, 15)), (255, 255, 255)))
-    assert all(abs(a - b) <= 6 for a, b in zip(out.getpixel((37, 15)), (200, 0, 0)))
+    assert all(abs(a - b) <= 3 for a, b in zip(out.getpixel((2, 15)), (255, 255, 255), strict=True))
+    assert all(abs(a - b) <= 6 for a, b in zip(out.getpixel((37, 15)), (200, 0, 0), strict=True))
 
 
 def test_still_webp_passes_through_with_its_transparency() -> None:
