@@ -21,6 +21,8 @@ demo: $(VENV)/.installed
 	$(BIN)/fuseforks demo
 
 test: $(VENV)/.installed-test
+	$(BIN)/ruff check fuseforks tests benchmarks
+	$(BIN)/mypy fuseforks
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.installed-test
