@@ -18,7 +18,7 @@ from typing import Any, Self
 import anyio
 import msgspec
 from anyio.abc import TaskGroup
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, TextContent
 
 from fuseforks.engine.texts import texts
 from fuseforks.engine.tool_output import ToolOutput, fault_output, render_tool_output_async
@@ -179,7 +179,13 @@ class ToolHub:
             return None
 
     async def _render(self, result: CallToolResult, language: str) -> ToolOutput:
-        return await render_tool_output_async(result.content, result.is_error, language)
+        content = list(result.content)
+        if not content and result.structured_content is not None:
+            # The spec asks servers to repeat structured results as text; when one does not,
+            # the model still gets the value (as compact JSON, keys sorted) rather than nothing.
+            text = msgspec.json.encode(result.structured_content, order="sorted").decode()
+            content = [TextContent(type="text", text=text)]
+        return await render_tool_output_async(content, result.is_error, language)
 
     def _fault(self, name: str, reason: str, language: str) -> ToolOutput:
         logger.warning("mcp fault: tool=%s reason=%s", name, reason)

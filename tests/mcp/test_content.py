@@ -113,6 +113,11 @@ async def test_empty_result_says_so(hub: ToolHub) -> None:
     assert await hub.call("content__empty", {}, "en") == ToolOutput(text="(empty result)")
 
 
+async def test_structured_content_without_text_is_shown_as_its_json(hub: ToolHub) -> None:
+    output = await hub.call("content__structured_only", {}, "en")
+    assert output == ToolOutput(text='{"focus":"locked","seq":7}')
+
+
 async def test_is_error_result_gets_the_prefix_and_no_fault(hub: ToolHub) -> None:
     output = await hub.call("content__is_error", {}, "en")
     assert output == ToolOutput(text="Tool returned an error: camera busy", is_error=True)

@@ -89,6 +89,12 @@ def empty() -> CallToolResult:
 
 
 @server.tool()
+def structured_only() -> CallToolResult:
+    """A structured result without the text block the spec recommends beside it."""
+    return CallToolResult(content=[], structured_content={"seq": 7, "focus": "locked"})
+
+
+@server.tool()
 def is_error() -> CallToolResult:
     """A tool-level error."""
     return _result(TextContent(text="camera busy"), is_error=True)
