@@ -10,7 +10,10 @@ the same events (replay). The rules of SPEC §6 live here:
   them, and for the rest of the turn new tool images are not attached; not when the turn is aborted;
   the closing summary call goes through the same path;
 - the same (tool, arguments, body, image digests) a third time stops the loop;
-- image bytes live in the turn's vault and are released when the turn ends, whatever happens.
+- image bytes live in the turn's vault and are released when the turn ends, whatever happens;
+- any base64 run in text that would be recorded (a model's answer or tool arguments, a tool's text
+  block, a provider's error message) is replaced by a short marker first: the record never holds
+  image data, and a turn never fails because someone put base64 where text belongs.
 """
 
 from __future__ import annotations
@@ -103,7 +106,8 @@ def image_meta(image: NormalizedImage) -> ImageMeta:
 def call_record(call: ToolCall) -> ToolCallRecord:
     signature = call.signature or ""
     return ToolCallRecord(
-        call_id=call.id, name=call.name, arguments=_canonical.encode(call.arguments).decode(),
+        call_id=call.id, name=call.name,
+        arguments=elide_base64(_canonical.encode(call.arguments).decode()),
         signature=[signature[i : i + SIGNATURE_PIECE]
                    for i in range(0, len(signature), SIGNATURE_PIECE)],
     )
@@ -143,11 +147,12 @@ class Turn:
             rec.emit(TurnStarted(
                 agent=self.spec.agent, wire=self.model.wire, model=self.model.model,
                 endpoint_host=self.model.endpoint_host, language=self.spec.language,
-                request=self.spec.request, system=self.spec.system,
+                request=elide_base64(self.spec.request), system=elide_base64(self.spec.system),
                 tools=list(self.tools.tool_specs()), max_rounds=self.spec.max_rounds,
                 image_cap=self.spec.image_cap,
             ))
             stop, answer, error, rounds = await self._loop()
+            answer, error = elide_base64(answer), elide_base64(error)
             rec.emit(TurnEnded(rounds=rounds, stop=stop, answer=answer, error=error))
             await rec.publish_round()
         finally:
@@ -225,7 +230,7 @@ class Turn:
         ))
         response = await self.model.chat(request, self.vault, rec)
         rec.emit(ResponseReceived(
-            round=self.state.round, text=response.text,
+            round=self.state.round, text=elide_base64(response.text),
             tool_calls=[call_record(c) for c in response.tool_calls],
             usage=Usage(input_tokens=response.usage.input_tokens,
                         output_tokens=response.usage.output_tokens,
