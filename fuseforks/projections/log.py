@@ -138,7 +138,17 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
             assert_never(event)
 
 
+SILENT: frozenset[type] = frozenset({
+    RoundStarted, RequestSent, ResponseReceived, ToolCalled, ImagesNormalized, WireRejected400,
+    ImagesStripped,
+})
+"""Kinds that add no line (besides `TurnStarted`, which sets the context): skipped before `render`,
+because most of a turn's events are of these kinds and this fold runs on every read."""
+
+
 def evolve_log(state: LogState, event: TurnEvent) -> LogState:
+    if type(event) in SILENT:
+        return state
     if isinstance(event, TurnStarted):
         state = LogState(agent=event.agent, agent_token=value(event.agent), wire=event.wire,
                          model=event.model, lines=state.lines)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from fuseforks.events.types import ToolResultRecorded, TurnStarted
 from fuseforks.projections import LogState, evolve_log, fold
-from fuseforks.projections.log import value
+from fuseforks.projections.log import SILENT, render, value
 from tests.events.samples import D1, SAMPLES
 
 
@@ -45,3 +45,9 @@ def test_fold_is_pure_the_initial_state_is_not_changed() -> None:
     initial = LogState()
     fold(evolve_log, initial, SAMPLES)
     assert initial == LogState()
+
+
+def test_the_silent_shortcut_skips_exactly_the_kinds_that_render_no_line() -> None:
+    state = fold(evolve_log, LogState(), SAMPLES[:1])
+    silent = {type(e) for e in SAMPLES if not render(state, e) and not isinstance(e, TurnStarted)}
+    assert silent == SILENT
