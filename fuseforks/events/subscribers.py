@@ -9,6 +9,7 @@ import anyio
 
 from fuseforks.events.bus import Batch
 from fuseforks.events.store import EventStore
+from fuseforks.events.types import TurnEnded
 from fuseforks.projections.log import LogState, evolve_log
 
 
@@ -56,4 +57,12 @@ class LogWriter:
             state = evolve_log(state, envelope.event)
             for line in state.lines[before:]:
                 self.sink(line)
-            self._states[envelope.turn_id] = state
+            if isinstance(envelope.event, TurnEnded):
+                self._states.pop(envelope.turn_id, None)  # nothing follows a turn's end
+            else:
+                self._states[envelope.turn_id] = state
+
+    @property
+    def open_turns(self) -> int:
+        """Turns begun and not yet ended (the writer keeps context only for these)."""
+        return len(self._states)

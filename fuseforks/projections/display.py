@@ -13,7 +13,8 @@ from fuseforks.engine.texts import texts
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import ImageMeta, ImagesNormalized, ToolResultRecorded, TurnStarted
 
-_FORMAT_NAMES = {"image/jpeg": "JPEG", "image/webp": "WEBP"}
+FORMAT_NAMES = {"image/jpeg": "JPEG", "image/webp": "WEBP"}
+"""Media type -> the format name a person reads in the display line and in replay."""
 
 
 class ToolDisplay(msgspec.Struct, frozen=True, kw_only=True):
@@ -25,7 +26,7 @@ class ToolDisplay(msgspec.Struct, frozen=True, kw_only=True):
 
 def display_text(body: str, images: list[ImageMeta], language: str) -> str:
     line = texts(language).display_line(
-        [(_FORMAT_NAMES.get(m.media_type, m.media_type), m.size) for m in images]
+        [(FORMAT_NAMES.get(m.media_type, m.media_type), m.size) for m in images]
     )
     return f"{body}\n{line}" if line else body
 

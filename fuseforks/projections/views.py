@@ -11,6 +11,7 @@ import msgspec
 from fuseforks.engine.texts import texts
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import RequestSent, RoundStarted, TurnEnded
+from fuseforks.projections.display import FORMAT_NAMES
 from fuseforks.projections.messages import chat_request
 from fuseforks.projections.turn_state import TurnState, evolve_turn
 from fuseforks.wires.canonical import (
@@ -21,8 +22,6 @@ from fuseforks.wires.canonical import (
     UserMessage,
 )
 from fuseforks.wires.registry import get_wire
-
-_FORMATS = {"image/jpeg": "JPEG", "image/webp": "WEBP"}
 
 
 class MessageView(msgspec.Struct, frozen=True, kw_only=True):
@@ -57,7 +56,7 @@ def image_label(digest: str, state: TurnState) -> str:
     meta = state.images.get(digest)
     if meta is None:
         return digest
-    return f"{digest}, {_FORMATS.get(meta.media_type, meta.media_type)}, {meta.size} B"
+    return f"{digest}, {FORMAT_NAMES.get(meta.media_type, meta.media_type)}, {meta.size} B"
 
 
 def message_view(message: Message, state: TurnState, alternate: bool) -> MessageView:

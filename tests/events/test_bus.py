@@ -102,3 +102,19 @@ async def test_closing_the_publisher_ends_every_subscriber_and_flushes_the_log(t
 def test_buffer_must_be_a_whole_number() -> None:
     with pytest.raises(ValueError, match="whole number"):
         Bus([], buffer=0.5)
+
+
+async def test_the_log_writer_forgets_a_turn_once_it_has_ended() -> None:
+    """A long-running process writes many turns; the writer must not keep every one of them."""
+    lines: list[str] = []
+    writer = LogWriter(lines.append)
+    for turn in ("t1", "t2"):
+        sequencer = Sequencer(turn, FixedClock())
+        await writer.handle(sequencer.seal([
+            TurnStarted(agent="a", wire="gemini", model="g", endpoint_host="h", language="en",
+                        request="r"),
+        ]))
+        assert writer.open_turns == 1
+        await writer.handle(sequencer.seal([TurnEnded(rounds=1)]))
+        assert writer.open_turns == 0
+    assert lines == ["turn: agent=a backend=gemini model=g rounds=1 stop=-"] * 2
