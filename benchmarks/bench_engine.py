@@ -16,16 +16,16 @@ from typing import Any
 import anyio
 from PIL import Image
 
-from fuseforks.engine.image_types import NormalizedImage
-from fuseforks.engine.images import normalize_image
-from fuseforks.engine.tool_output import ToolOutput
+from fuseforks.bus.bus import Bus
+from fuseforks.bus.subscribers import StoreWriter
+from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall, Usage
 from fuseforks.engine.turn import Turn, TurnSpec
-from fuseforks.engine.vault import ImageVault
-from fuseforks.events.bus import Bus
-from fuseforks.events.memory_store import MemoryStore
-from fuseforks.events.subscribers import StoreWriter
 from fuseforks.events.types import ToolSpecRecord
-from fuseforks.wires.canonical import ChatRequest, ChatResponse, ToolCall, Usage
+from fuseforks.images.normalize import normalize_image
+from fuseforks.images.types import NormalizedImage
+from fuseforks.images.vault import ImageVault
+from fuseforks.mcp.render import ToolOutput
+from fuseforks.stores.memory import MemoryStore
 
 ROUNDS = 30
 TURNS = 20

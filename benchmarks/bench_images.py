@@ -21,12 +21,12 @@ import anyio
 import anyio.to_thread
 from PIL import Image, ImageChops, ImageStat
 
-from fuseforks.engine.image_types import NormalizedImage
-from fuseforks.engine.images import (
+from fuseforks.images.normalize import (
     normalize_image,
     normalize_result_images,
     normalize_result_images_async,
 )
+from fuseforks.images.types import NormalizedImage
 from tests.helpers import imagegen as gen
 
 MIB = 1024 * 1024

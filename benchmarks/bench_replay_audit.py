@@ -20,10 +20,10 @@ from benchmarks.bench_engine import InstantCamera, ScriptedModel, frame
 from fuseforks.engine.replay import verify
 from fuseforks.engine.turn import Turn, TurnSpec
 from fuseforks.events.codec import decode_envelope, encode_envelope
-from fuseforks.events.jsonl import read_stream
-from fuseforks.events.sqlite_store import SqliteStore
 from fuseforks.events.types import ToolResultRecorded
 from fuseforks.projections import LogState, evolve_log, fold
+from fuseforks.stores.jsonl import read_stream
+from fuseforks.stores.sqlite import SqliteStore
 
 REPLAYS = Path(__file__).resolve().parents[1] / "replays"
 STORE_TURNS = 10_000

@@ -16,9 +16,9 @@ from pathlib import Path
 import msgspec
 
 from fuseforks.events.sequencer import FixedClock, Sequencer
-from fuseforks.events.sqlite_store import SqliteStore
 from fuseforks.events.types import TurnEvent
 from fuseforks.projections import LogState, evolve_log, fold
+from fuseforks.stores.sqlite import SqliteStore
 from tests.events.samples import SAMPLES
 
 TURNS, EVENTS_PER_TURN, ROUND = 200, 100, 10
@@ -35,8 +35,8 @@ def turn_events() -> list[TurnEvent]:
         "ToolResultRecorded",
     )]
     rare = [by_kind[k] for k in (
-        "LlmRetried", "LlmRetryStopped", "AttachmentFallback", "ImagesDropped", "ImagesCapped",
-        "WireRejected400", "ImagesStripped", "FallbackSettled", "RepeatDetected",
+        "LlmRetried", "LlmRetryStopped", "JpegResent", "ImagesDropped", "ImagesCapped",
+        "RequestRefused", "ImagesStripped", "FallbackSettled", "RepeatDetected",
     )]
     events = [by_kind["TurnStarted"], *rare]
     while len(events) < EVENTS_PER_TURN - 1:

@@ -17,9 +17,7 @@ from functools import partial
 
 import msgspec
 
-from fuseforks.engine.vault import ImageVault
-from fuseforks.wires import WIRES, Endpoint, get_wire
-from fuseforks.wires.canonical import (
+from fuseforks.core.canonical import (
     AssistantMessage,
     ChatRequest,
     Message,
@@ -28,6 +26,8 @@ from fuseforks.wires.canonical import (
     ToolSpec,
     UserMessage,
 )
+from fuseforks.images.vault import ImageVault
+from fuseforks.wires import WIRES, Endpoint, get_wire
 
 ROUNDS = 10
 IMAGES = 20

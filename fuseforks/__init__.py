@@ -1,6 +1,6 @@
 """fuseforks: an event-sourced turn engine for LLM agents that call MCP tools."""
 
-from fuseforks.engine.images import normalize_image
+from fuseforks.images.normalize import normalize_image
 
 __version__ = "0.1.0"
 

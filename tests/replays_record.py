@@ -2,8 +2,9 @@
 
 Each scenario runs the real engine against the provider simulator on loopback and a real MCP
 server process, with a fixed clock so that re-recording gives stable files. Beside each stream
-`<name>.jsonl` it writes `<name>.log`, the log lines the stream must replay to. The version-0
-stream is a recorded turn written back in the first recorder's shape, to keep the upcaster honest.
+`<name>.jsonl` it writes `<name>.log`, the log lines the stream must replay to. The streams under
+`v0/` and `v1/` were recorded by earlier versions and are never re-recorded: they keep the
+upcasters honest.
 """
 
 from __future__ import annotations
@@ -12,18 +13,17 @@ import sys
 from pathlib import Path
 
 import anyio
-import msgspec
 
 from fuseforks.demo.offline import CAMERA_SERVER
 from fuseforks.demo.scenarios import P4_SCENARIOS, REQUEST
-from fuseforks.engine.ports import HubTools, LiveModel
 from fuseforks.engine.turn import Turn, TurnResult, TurnSpec
-from fuseforks.events.codec import Envelope, encode_envelope
-from fuseforks.events.jsonl import write_stream
+from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import FixedClock
+from fuseforks.live import HubTools, LiveModel
 from fuseforks.mcp import StdioServer, ToolHub
 from fuseforks.projections import LogState, evolve_log, fold
 from fuseforks.simulator import Script, run_simulator
+from fuseforks.stores.jsonl import write_stream
 from fuseforks.wires.base import Endpoint
 from fuseforks.wires.http import RetryPolicy
 
@@ -56,27 +56,6 @@ def save(name: str, history: list[Envelope], folder: Path = REPLAYS) -> None:
     (folder / f"{name}.log").write_text("".join(f"{line}\n" for line in lines))
 
 
-def downcast_v0(history: list[Envelope]) -> bytes:
-    """The same turn in schema version 0 (see the upcasters in fuseforks.events.codec)."""
-    lines = []
-    for envelope in history:
-        data = msgspec.json.decode(encode_envelope(envelope))
-        data["version"] = 0
-        event = data["event"]
-        if event["kind"] == "TurnStarted":
-            event["backend"] = event.pop("wire")
-            assert event.pop("language") == "ja", "version 0 knew only the Japanese village"
-        elif event["kind"] == "ToolCalled":
-            event["tool"] = event.pop("name")
-            event["args"] = event.pop("arguments", "{}")
-        elif event["kind"] == "ToolResultRecorded":
-            event["text"] = event.pop("body")
-            if "image_digests" in event:
-                event["digests"] = event.pop("image_digests")
-        lines.append(msgspec.json.encode(data) + b"\n")
-    return b"".join(lines)
-
-
 async def main() -> None:
     REPLAYS.mkdir(exist_ok=True)
     camera = Script(call_tools=(f"{CAMERA_SERVER}__live_view_image",))
@@ -88,11 +67,6 @@ async def main() -> None:
                  "gemini", "gemini-3.8-flash")
     await record("dropped-every-reason", RIG_SERVER, Script(call_tools=("rig__mixed",)),
                  "openai-compat", "gemini-3.5-flash-lite")
-    japanese = await record("p4-anthropic-ja", CAMERA, camera, "anthropic", "claude-sonnet-5-5",
-                            language="ja")
-    (REPLAYS / "p4-anthropic-ja.jsonl").unlink()
-    (REPLAYS / "p4-anthropic-ja.log").rename(REPLAYS / "v0" / "p4-anthropic-ja.log")
-    (REPLAYS / "v0" / "p4-anthropic-ja.jsonl").write_bytes(downcast_v0(japanese.history))
 
 
 if __name__ == "__main__":

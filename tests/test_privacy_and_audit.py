@@ -10,18 +10,18 @@ from pathlib import Path
 import anyio
 from click.testing import CliRunner
 
+from fuseforks.bus.bus import Bus
+from fuseforks.bus.subscribers import LogWriter, StoreWriter
 from fuseforks.cli import main
 from fuseforks.demo.offline import run_scenarios
 from fuseforks.demo.scenarios import P4_SCENARIOS
-from fuseforks.engine.ports import HubTools, LiveModel
 from fuseforks.engine.turn import Turn, TurnSpec
-from fuseforks.events.bus import Bus
-from fuseforks.events.sqlite_store import SqliteStore
-from fuseforks.events.subscribers import LogWriter, StoreWriter
 from fuseforks.events.types import ToolResultRecorded
+from fuseforks.live import HubTools, LiveModel
 from fuseforks.mcp import StdioServer, ToolHub
 from fuseforks.projections.audit import audit_rows
 from fuseforks.simulator import Script, run_simulator
+from fuseforks.stores.sqlite import SqliteStore
 from fuseforks.wires.base import Endpoint
 from tests.engine.rig import FAST, RIG
 

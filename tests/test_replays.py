@@ -11,9 +11,9 @@ from click.testing import CliRunner
 from fuseforks.cli import main
 from fuseforks.engine.replay import verify
 from fuseforks.events.codec import SCHEMA_VERSION
-from fuseforks.events.jsonl import read_stream
 from fuseforks.events.types import ImagesCapped, ResponseReceived, ToolCalled, TurnStarted
 from fuseforks.projections import LogState, evolve_log, fold
+from fuseforks.stores.jsonl import read_stream
 
 REPLAYS = Path(__file__).resolve().parents[1] / "replays"
 STREAMS = sorted(REPLAYS.rglob("*.jsonl"))
@@ -25,9 +25,9 @@ def test_the_replays_cover_the_p4_table_the_cap_the_repeat_drops_and_version_0()
                                        "openai-compat", "xai", "perplexity",
                                        "image-refusing")} <= names
     assert {"cap-at-20.jsonl", "repeat-stop.jsonl", "dropped-every-reason.jsonl",
-            "v0/p4-anthropic-ja.jsonl"} <= names
+            "v0/p4-anthropic-ja.jsonl", "v1/p4-anthropic.jsonl", "v1/repeat-stop.jsonl"} <= names
     versions = {json.loads(line)["version"] for p in STREAMS for line in p.read_text().splitlines()}
-    assert versions == {0, SCHEMA_VERSION}
+    assert versions == {0, 1, SCHEMA_VERSION}
 
 
 @pytest.mark.parametrize("stream", STREAMS, ids=lambda p: p.relative_to(REPLAYS).as_posix())
@@ -83,8 +83,7 @@ def test_the_replay_cli_exits_1_and_names_the_divergence(tmp_path) -> None:
 
 
 async def test_a_changed_cap_shows_where_images_capped_no_longer_matches(tmp_path) -> None:
-    copy = edited(tmp_path, "cap-at-20.jsonl", "TurnStarted", '"max_rounds":30',
-                  '"max_rounds":30,"image_cap":19')
+    copy = edited(tmp_path, "cap-at-20.jsonl", "TurnStarted", '"image_cap":20', '"image_cap":19')
     recorded = read_stream(copy)
     started = recorded[0].event
     assert isinstance(started, TurnStarted) and started.image_cap == 19

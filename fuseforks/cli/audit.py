@@ -10,9 +10,9 @@ import click
 import msgspec
 
 from fuseforks.cli.sources import SQLITE_MAGIC, load_turns
-from fuseforks.errors import FuseforksError
-from fuseforks.events.sqlite_store import SqliteStore
-from fuseforks.projections.audit import AuditRows, ImageDelivery, audit_rows
+from fuseforks.core.errors import FuseforksError
+from fuseforks.projections.audit import AuditRows, DeliveryRow, audit_rows
+from fuseforks.stores.sqlite import SqliteStore
 
 
 def from_store(path: Path, digest: str | None, wire: str | None, model: str | None,
@@ -29,7 +29,7 @@ def from_stream(path: Path, digest: str | None, wire: str | None, model: str | N
                 tool: str | None, since: str | None) -> AuditRows:
     rows = audit_rows(e for turn in load_turns(path).values() for e in turn)
 
-    def keep(row: ImageDelivery) -> bool:
+    def keep(row: DeliveryRow) -> bool:
         return ((digest is None or row.digest == digest) and (wire is None or row.wire == wire)
                 and (model is None or row.model == model) and (tool is None or row.tool == tool)
                 and (since is None or row.at >= since))
@@ -41,10 +41,10 @@ def from_stream(path: Path, digest: str | None, wire: str | None, model: str | N
     )
 
 
-def as_csv(rows: list[ImageDelivery]) -> str:
+def as_csv(rows: list[DeliveryRow]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(ImageDelivery.__struct_fields__)
+    writer.writerow(DeliveryRow.__struct_fields__)
     for row in rows:
         writer.writerow(msgspec.structs.astuple(row))
     return out.getvalue()

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from fuseforks.core.names import LANGUAGES, Language
 from fuseforks.demo.offline import ScenarioOutcome, run
 
 
@@ -41,8 +42,8 @@ def print_table(outcomes: list[ScenarioOutcome]) -> None:
 @click.option("--record-requests", "record_dir", default=None,
               type=click.Path(file_okay=False, path_type=Path),
               help="Have the simulator write every request body it receives to DIR.")
-@click.option("--language", type=click.Choice(["en", "ja", "zh"]), default="en", show_default=True)
-def demo(db_path: Path, log_path: Path, record_dir: Path | None, language: str) -> None:
+@click.option("--language", type=click.Choice(LANGUAGES), default="en", show_default=True)
+def demo(db_path: Path, log_path: Path, record_dir: Path | None, language: Language) -> None:
     """Run the seed's P4 scenarios offline: seven wires plus an image-refusing model."""
     click.echo("fuseforks demo: the provider simulator (a local process on 127.0.0.1) and the demo")
     click.echo(f"camera (an MCP server over stdio); turns are recorded into {db_path} and {log_path}.\n")

@@ -15,9 +15,9 @@ from typing import Any
 import click
 import msgspec
 
-from fuseforks.engine.image_types import DroppedImage, NormalizedImage
-from fuseforks.engine.images import normalize_image, normalize_result_images
-from fuseforks.engine.images_probe import sniff_format
+from fuseforks.images.normalize import normalize_image, normalize_result_images
+from fuseforks.images.probe import sniff_format
+from fuseforks.images.types import DroppedImage, NormalizedImage
 
 _BASE64_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\r\n")
 _OUT_FORMATS = {"image/jpeg": "JPEG", "image/webp": "WEBP"}

@@ -19,9 +19,9 @@ import anyio
 import click
 import msgspec
 
-from fuseforks.engine.image_types import DroppedImage, NormalizedImage
-from fuseforks.engine.texts import SUPPORTED_LANGUAGES, format_size
-from fuseforks.engine.tool_output import ToolOutput
+from fuseforks.core.names import LANGUAGES, Language
+from fuseforks.core.texts import format_size
+from fuseforks.images.types import DroppedImage, NormalizedImage
 from fuseforks.mcp import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_CONNECT_TIMEOUT,
@@ -33,6 +33,7 @@ from fuseforks.mcp import (
     load_config,
 )
 from fuseforks.mcp.config import tool_prefix
+from fuseforks.ports.tools import ToolOutput
 
 _OUT_FORMATS = {"image/jpeg": "JPEG", "image/webp": "WEBP"}
 
@@ -203,7 +204,7 @@ def tools(config_path: Path, connect_timeout: float) -> None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Call a prefixed TOOL of an mcpServers file.",
 )
-@click.option("--language", type=click.Choice(SUPPORTED_LANGUAGES), default="en", show_default=True)
+@click.option("--language", type=click.Choice(LANGUAGES), default="en", show_default=True)
 @click.option("--timeout", type=float, default=DEFAULT_CALL_TIMEOUT, show_default=True)
 @click.option("--connect-timeout", type=float, default=DEFAULT_CONNECT_TIMEOUT, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the output as JSON (no image bytes).")
@@ -213,7 +214,7 @@ def call(
     headers: tuple[str, ...],
     env: tuple[str, ...],
     config_path: Path | None,
-    language: str,
+    language: Language,
     timeout: float,
     connect_timeout: float,
     as_json: bool,

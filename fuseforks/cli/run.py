@@ -9,16 +9,18 @@ from typing import Any
 import anyio
 import click
 
-from fuseforks.engine.ports import HubTools, LiveModel, ModelNotes
-from fuseforks.engine.tool_output import ToolOutput
+from fuseforks.bus.bus import Bus
+from fuseforks.bus.subscribers import LogWriter, StoreWriter
+from fuseforks.core.canonical import ChatRequest, ChatResponse
+from fuseforks.core.names import DEFAULT_MAX_ROUNDS, LANGUAGES, Language, WireName
 from fuseforks.engine.turn import Turn, TurnSpec
-from fuseforks.engine.vault import ImageVault
-from fuseforks.events.bus import Bus
-from fuseforks.events.sqlite_store import SqliteStore
-from fuseforks.events.subscribers import LogWriter, StoreWriter
+from fuseforks.images.vault import ImageVault
+from fuseforks.live import HubTools, LiveModel
 from fuseforks.mcp import ToolHub
 from fuseforks.mcp.config import ConfigError, load_config
-from fuseforks.wires.canonical import ChatRequest, ChatResponse
+from fuseforks.ports.model import ModelNotes
+from fuseforks.ports.tools import ToolOutput
+from fuseforks.stores.sqlite import SqliteStore
 from fuseforks.wires.registry import WIRES, endpoint_from_env
 
 
@@ -40,13 +42,13 @@ class _ProgressModel:
 
 
 class _ProgressTools(HubTools):
-    async def call(self, name: str, arguments: dict[str, Any], language: str) -> ToolOutput:
+    async def call(self, name: str, arguments: dict[str, Any], language: Language) -> ToolOutput:
         _progress(f"calling tool {name}")
         return await super().call(name, arguments, language)
 
 
-async def _run(wire: str, model: str, base_url: str | None, mcp_config: Path | None,
-               language: str, db: Path, log_file: Path, request: str, agent: str,
+async def _run(wire: WireName, model: str, base_url: str | None, mcp_config: Path | None,
+               language: Language, db: Path, log_file: Path, request: str, agent: str,
                max_rounds: int) -> int:
     endpoint = endpoint_from_env(wire, base_url)
     if not endpoint.api_key:
@@ -81,15 +83,15 @@ async def _run(wire: str, model: str, base_url: str | None, mcp_config: Path | N
 @click.option("--base-url", default=None, help="Override the provider's base URL.")
 @click.option("--mcp-config", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="An `mcpServers` JSON file.")
-@click.option("--language", type=click.Choice(["ja", "en", "zh"]), default="en", show_default=True)
+@click.option("--language", type=click.Choice(LANGUAGES), default="en", show_default=True)
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default="fuseforks.db",
               show_default=True)
 @click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path),
               default="fuseforks.log", show_default=True)
 @click.option("--agent", default="agent", show_default=True)
-@click.option("--max-rounds", type=int, default=8, show_default=True)
+@click.option("--max-rounds", type=int, default=DEFAULT_MAX_ROUNDS, show_default=True)
 @click.argument("request")
-def run(wire: str, model: str, base_url: str | None, mcp_config: Path | None, language: str,
+def run(wire: WireName, model: str, base_url: str | None, mcp_config: Path | None, language: Language,
         db: Path, log_file: Path, agent: str, max_rounds: int, request: str) -> None:
     """Run one turn of REQUEST against a real provider (key from the environment)."""
     try:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from fuseforks.errors import FuseforksError
+from fuseforks.core.errors import FuseforksError
 from fuseforks.events.codec import Envelope
-from fuseforks.events.jsonl import read_stream
-from fuseforks.events.sqlite_store import SqliteStore
+from fuseforks.stores.jsonl import read_stream
+from fuseforks.stores.sqlite import SqliteStore
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 

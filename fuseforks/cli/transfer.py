@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from fuseforks.errors import FuseforksError
-from fuseforks.events.jsonl import import_stream, write_stream
-from fuseforks.events.sqlite_store import SqliteStore
+from fuseforks.core.errors import FuseforksError
+from fuseforks.stores.jsonl import import_stream, write_stream
+from fuseforks.stores.sqlite import SqliteStore
 
 
 @click.command("export")

@@ -32,7 +32,7 @@ from PIL import Image
 
 WIDTH = 640
 HEIGHT = 424
-JPEG_QUALITY = 85
+FRAME_QUALITY = 85  # the camera's own setting, like any device's
 PALETTE: tuple[tuple[str, tuple[int, int, int]], ...] = (
     ("red", (220, 40, 40)),
     ("green", (40, 170, 70)),
@@ -55,7 +55,7 @@ def render_frame(seq: int) -> bytes:
     image = Image.new("RGB", (WIDTH, HEIGHT), colours[left])
     image.paste(colours[right], (WIDTH // 2, 0, WIDTH, HEIGHT))
     buffer = io.BytesIO()
-    image.save(buffer, format="JPEG", quality=JPEG_QUALITY)
+    image.save(buffer, format="JPEG", quality=FRAME_QUALITY)
     return buffer.getvalue()
 
 

@@ -16,17 +16,18 @@ from pathlib import Path
 import anyio
 import msgspec
 
+from fuseforks.bus.bus import Bus
+from fuseforks.bus.subscribers import LogWriter, StoreWriter
+from fuseforks.core.names import Language
 from fuseforks.demo.camera import frame_colours
 from fuseforks.demo.scenarios import P4_SCENARIOS, REQUEST, Scenario
-from fuseforks.engine.ports import HubTools, LiveModel
 from fuseforks.engine.turn import Turn, TurnResult, TurnSpec
-from fuseforks.events.bus import Bus
-from fuseforks.events.sqlite_store import SqliteStore
-from fuseforks.events.subscribers import LogWriter, StoreWriter
 from fuseforks.events.types import RequestSent, ResponseReceived, ToolResultRecorded
+from fuseforks.live import HubTools, LiveModel
 from fuseforks.mcp import StdioServer, ToolHub
 from fuseforks.projections import LogState, evolve_log, fold
 from fuseforks.projections.display import tool_displays
+from fuseforks.stores.sqlite import SqliteStore
 from fuseforks.wires.base import Endpoint
 from fuseforks.wires.http import RetryPolicy
 
@@ -98,7 +99,7 @@ def images_delivered(result: TurnResult) -> int:
 
 
 async def run_scenarios(db_path: Path, log_path: Path, record_dir: Path | None = None,
-                        language: str = "en",
+                        language: Language = "en",
                         scenarios: tuple[Scenario, ...] = P4_SCENARIOS,
                         api_key: str = DEMO_KEY) -> list[ScenarioOutcome]:
     from fuseforks.simulator import WIRE_PREFIXES
@@ -134,5 +135,5 @@ async def run_scenarios(db_path: Path, log_path: Path, record_dir: Path | None =
     return outcomes
 
 
-def run(db_path: Path, log_path: Path, record_dir: Path | None, language: str) -> list[ScenarioOutcome]:
+def run(db_path: Path, log_path: Path, record_dir: Path | None, language: Language) -> list[ScenarioOutcome]:
     return anyio.run(run_scenarios, db_path, log_path, record_dir, language)

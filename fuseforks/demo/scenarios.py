@@ -1,14 +1,17 @@
-"""The seed's P4 acceptance scenarios: one camera turn on each of the seven wires, plus the model
-that refuses images (400 → strip → resend once). Models are the ones the seed measured."""
+"""The demo's scenarios: one camera turn on each of the seven wires, plus a model that refuses
+images (400 → strip → resend once). Model names are ones the providers served when the image
+rules were measured."""
 
 from __future__ import annotations
 
 import msgspec
 
+from fuseforks.core.names import Language, WireName
+
 
 class Scenario(msgspec.Struct, frozen=True, kw_only=True):
     name: str
-    wire: str
+    wire: WireName
     model: str
     expect_fallback: bool = False
 
@@ -25,7 +28,7 @@ P4_SCENARIOS: tuple[Scenario, ...] = (
              model="perplexity/deepseek-v4-pro-0813", expect_fallback=True),
 )
 
-REQUEST = {
+REQUEST: dict[Language, str] = {
     "en": "Take one live view with the camera and describe what it shows in one sentence.",
     "ja": "NIK のライブビューを 1 枚撮って、写っているものを 1 文で説明して",
     "zh": "用相机拍一张实时画面，并用一句话描述画面内容。",

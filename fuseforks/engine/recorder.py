@@ -11,10 +11,9 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import Clock, Sequencer
-from fuseforks.events.types import AttachmentFallback as AttachmentFallbackEvent
-from fuseforks.events.types import LlmRetried, LlmRetryStopped, TurnEvent
+from fuseforks.events.types import JpegResent, LlmRetried, LlmRetryStopped, TurnEvent
+from fuseforks.ports.notices import JpegResendNotice, RetryNotice, RetryStop
 from fuseforks.projections.turn_state import TurnState, evolve_turn
-from fuseforks.wires.notices import AttachmentFallback, RetryNotice, RetryStop
 
 Publish = Callable[[Sequence[Envelope]], Awaitable[None]]
 
@@ -53,6 +52,6 @@ class Recorder:
         self.emit(LlmRetryStopped(round=self.state.round, attempt=stop.attempts, status=stop.status,
                                   error_class=stop.error_class, code=stop.code))
 
-    def attachment_fallback(self, fallback: AttachmentFallback) -> None:
-        self.emit(AttachmentFallbackEvent(round=self.state.round, model=fallback.model,
-                                          converted=fallback.converted))
+    def jpeg_resend(self, notice: JpegResendNotice) -> None:
+        self.emit(JpegResent(round=self.state.round, model=notice.model,
+                             converted=notice.converted))

@@ -14,20 +14,18 @@ from typing import Any
 
 import msgspec
 
-from fuseforks.engine.image_types import DroppedImage, NormalizedImage
-from fuseforks.engine.ports import ModelNotes
-from fuseforks.engine.tool_output import ToolOutput
+from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall
+from fuseforks.core.names import Language, WireName
 from fuseforks.engine.turn import Turn, TurnSpec
-from fuseforks.engine.vault import ImageVault
 from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import FixedClock
 from fuseforks.events.types import (
-    AttachmentFallback,
     ImagesDropped,
     ImagesNormalized,
+    JpegResent,
     LlmRetried,
     LlmRetryStopped,
-    Placement,
+    RequestRefused,
     RequestSent,
     ResponseReceived,
     ToolCalled,
@@ -36,13 +34,13 @@ from fuseforks.events.types import (
     TurnEnded,
     TurnEvent,
     TurnStarted,
-    WireRejected400,
 )
-from fuseforks.wires.canonical import ChatRequest, ChatResponse, ToolCall, Usage
-from fuseforks.wires.errors import WireError, WireRejected
-from fuseforks.wires.notices import AttachmentFallback as FallbackNotice
-from fuseforks.wires.notices import RetryNotice, RetryStop
-from fuseforks.wires.registry import get_wire
+from fuseforks.images.types import DroppedImage, NormalizedImage
+from fuseforks.images.vault import ImageVault
+from fuseforks.mcp.render import ToolOutput
+from fuseforks.ports.errors import WireError, WireRejected
+from fuseforks.ports.model import ModelNotes
+from fuseforks.ports.notices import JpegResendNotice, RetryNotice, RetryStop
 
 _canonical = msgspec.json.Encoder(order="sorted")
 _arguments = msgspec.json.Decoder(dict[str, Any])
@@ -64,7 +62,7 @@ class _ReplayedRejection(WireRejected):
 
 
 class _ReplayedFailure(WireError):
-    def __init__(self, text: str, wire: str) -> None:
+    def __init__(self, text: str, wire: WireName) -> None:
         self._text = text
         super().__init__(wire=wire, status=None, error_class="replayed")
 
@@ -76,7 +74,7 @@ class Exchange(msgspec.Struct, frozen=True):
     """One recorded model call: the notices heard during it and how it ended."""
 
     notices: list[TurnEvent]
-    outcome: ResponseReceived | WireRejected400 | None
+    outcome: ResponseReceived | RequestRefused | None
 
 
 def exchanges(events: Sequence[TurnEvent]) -> list[Exchange]:
@@ -88,9 +86,9 @@ def exchanges(events: Sequence[TurnEvent]) -> list[Exchange]:
                 found.append(Exchange(current, None))
             current = []
         elif current is not None and isinstance(event, LlmRetried | LlmRetryStopped |
-                                                AttachmentFallback):
+                                                JpegResent):
             current.append(event)
-        elif current is not None and isinstance(event, ResponseReceived | WireRejected400):
+        elif current is not None and isinstance(event, ResponseReceived | RequestRefused):
             found.append(Exchange(current, event))
             current = None
     if current is not None:
@@ -103,7 +101,7 @@ class ReplayModel:
         self.wire = started.wire
         self.model = started.model
         self.endpoint_host = started.endpoint_host
-        self.placement: Placement = get_wire(started.wire).placement
+        self.placement = started.placement
         self._queue = deque(exchanges(events))
         ended = next((e for e in events if isinstance(e, TurnEnded)), None)
         self._error_text = ended.error if ended is not None else ""
@@ -124,10 +122,10 @@ class ReplayModel:
                              signature="".join(c.signature) or None)
                     for c in outcome.tool_calls
                 ],
-                usage=Usage(**msgspec.structs.asdict(outcome.usage)),
+                usage=outcome.usage,
                 stop_reason=outcome.stop_reason, raw_model=self.model,
             )
-        if isinstance(outcome, WireRejected400):
+        if isinstance(outcome, RequestRefused):
             raise _ReplayedRejection(
                 self._error_text, images_rejected=outcome.images_rejected, wire=self.wire,
                 status=outcome.status, error_class="client_error", error_type=outcome.error_type,
@@ -136,19 +134,19 @@ class ReplayModel:
         raise _ReplayedFailure(self._error_text, self.wire)
 
     def _tell(self, notice: TurnEvent, notes: ModelNotes) -> None:
-        common = {"wire": self.wire, "model": self.model, "host": self.endpoint_host}
+        wire, model, host = self.wire, self.model, self.endpoint_host
         if isinstance(notice, LlmRetried):
-            notes.retried(RetryNotice(**common, attempt=notice.attempt, max_attempts=0,
+            notes.retried(RetryNotice(wire=wire, model=model, host=host, attempt=notice.attempt,
+                                      max_attempts=0,
                                       status=notice.status, error_class=notice.error_class,
                                       code=notice.code, delay=notice.delay_ms / 1000))
         elif isinstance(notice, LlmRetryStopped):
-            notes.stopped(RetryStop(**common, attempts=notice.attempt, status=notice.status,
+            notes.stopped(RetryStop(wire=wire, model=model, host=host, attempts=notice.attempt, status=notice.status,
                                     error_class=notice.error_class, code=notice.code,
                                     images_rejected=False))
-        elif isinstance(notice, AttachmentFallback):
-            notes.attachment_fallback(FallbackNotice(wire=self.wire, model=notice.model,
-                                                     host=self.endpoint_host,
-                                                     converted=notice.converted))
+        elif isinstance(notice, JpegResent):
+            notes.jpeg_resend(JpegResendNotice(wire=self.wire, model=notice.model,
+                                               host=self.endpoint_host, converted=notice.converted))
 
 
 class ReplayTools:
@@ -195,7 +193,7 @@ class ReplayTools:
     def server_of(self, name: str) -> str:
         return self._servers.get(name, "")
 
-    async def call(self, name: str, arguments: dict[str, Any], language: str) -> ToolOutput:
+    async def call(self, name: str, arguments: dict[str, Any], language: Language) -> ToolOutput:
         queue = self._outputs.get((name, _canonical.encode(arguments).decode()))
         if not queue:
             return ToolOutput(text=f"replay: no recorded output for {name}", is_error=True,
@@ -224,7 +222,7 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
 def spec_of(started: TurnStarted) -> TurnSpec:
     return TurnSpec(agent=started.agent, request=started.request, language=started.language,
                     system=started.system, max_rounds=started.max_rounds,
-                    image_cap=started.image_cap)
+                    image_cap=started.image_cap, summary_instruction=started.summary_instruction)
 
 
 async def redrive(recorded: Sequence[Envelope]) -> list[Envelope]:

@@ -2,7 +2,7 @@
 
 Each step emits events; the events fold into `TurnState`; the next step reads that state. Nothing
 else is remembered between steps, so a recorded stream re-driven through the same ports produces
-the same events (replay). The rules of SPEC §6 live here:
+the same events (replay). The rules of the turn live here:
 
 - tool images go on the tool-result message, with the carrier caption in the village language;
 - at the end of each round at most `image_cap` tool images stay on the message list, newest kept;
@@ -24,18 +24,23 @@ from collections.abc import Sequence
 import anyio
 import msgspec
 
-from fuseforks.engine.image_types import NormalizedImage
-from fuseforks.engine.ports import ModelPort, ToolPort
+from fuseforks.core.canonical import ChatResponse, ToolCall
+from fuseforks.core.names import (
+    DEFAULT_IMAGE_CAP,
+    DEFAULT_MAX_ROUNDS,
+    REPEAT_LIMIT,
+    Language,
+    RequestPurpose,
+    StopReason,
+    parse_language,
+)
+from fuseforks.core.texts import texts
 from fuseforks.engine.recorder import Publish, Recorder
-from fuseforks.engine.texts import texts
-from fuseforks.engine.tool_output import ToolOutput, fault_output
-from fuseforks.engine.vault import ImageVault
 from fuseforks.events.codec import Envelope
 from fuseforks.events.privacy import elide_base64
 from fuseforks.events.sequencer import Clock, SystemClock
 from fuseforks.events.types import (
     FallbackSettled,
-    ImageCut,
     ImageDrop,
     ImageMeta,
     ImagesCapped,
@@ -43,25 +48,24 @@ from fuseforks.events.types import (
     ImagesNormalized,
     ImagesStripped,
     RepeatDetected,
-    RequestPurpose,
+    RequestRefused,
     RequestSent,
     ResponseReceived,
     RoundStarted,
-    StopReason,
     ToolCalled,
     ToolCallRecord,
     ToolResultRecorded,
     TurnEnded,
     TurnStarted,
-    Usage,
-    WireRejected400,
 )
+from fuseforks.images.types import NormalizedImage
+from fuseforks.images.vault import ImageVault
+from fuseforks.ports.errors import WireError, WireRejected
+from fuseforks.ports.model import ModelPort
+from fuseforks.ports.tools import ToolOutput, ToolPort, fault_output
 from fuseforks.projections.messages import chat_request, deliveries
-from fuseforks.projections.turn_state import REPEAT_LIMIT, ToolEntry, TurnState, plan_cap
-from fuseforks.wires.canonical import ChatResponse, ToolCall
-from fuseforks.wires.errors import WireError, WireRejected
+from fuseforks.projections.turn_state import ToolEntry, TurnState, plan_cap
 
-IMAGE_CAP = 20
 SIGNATURE_PIECE = 76
 _canonical = msgspec.json.Encoder(order="sorted")
 
@@ -71,10 +75,12 @@ class TurnSpec(msgspec.Struct, frozen=True, kw_only=True):
 
     agent: str
     request: str
-    language: str = "en"
+    language: Language = "en"
     system: str = ""
-    max_rounds: int = 8
-    image_cap: int = IMAGE_CAP
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+    image_cap: int = DEFAULT_IMAGE_CAP
+    summary_instruction: str | None = None
+    """None: the village language's own sentence (replay passes the recorded one)."""
 
 
 class TurnResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -124,7 +130,7 @@ class Turn:
         clock: Clock | None = None,
         publish: Publish | None = None,
     ) -> None:
-        texts(spec.language)  # an unknown village language fails before anything is recorded
+        parse_language(spec.language)  # an unknown language fails before anything is recorded
         self.spec = spec
         self.model = model
         self.tools = tools
@@ -141,6 +147,12 @@ class Turn:
     def state(self) -> TurnState:
         return self.recorder.state
 
+    @property
+    def limits(self) -> TurnStarted:
+        """The recorded start: the limits the engine decides by are the ones in the record."""
+        assert self.state.started is not None
+        return self.state.started
+
     async def run(self) -> TurnResult:
         rec = self.recorder
         try:
@@ -149,7 +161,10 @@ class Turn:
                 endpoint_host=self.model.endpoint_host, language=self.spec.language,
                 request=elide_base64(self.spec.request), system=elide_base64(self.spec.system),
                 tools=list(self.tools.tool_specs()), max_rounds=self.spec.max_rounds,
-                image_cap=self.spec.image_cap,
+                image_cap=self.spec.image_cap, placement=self.model.placement,
+                summary_instruction=self.spec.summary_instruction
+                if self.spec.summary_instruction is not None
+                else texts(self.spec.language).summary_request(),
             ))
             stop, answer, error, rounds = await self._loop()
             answer, error = elide_base64(answer), elide_base64(error)
@@ -170,19 +185,19 @@ class Turn:
             if isinstance(outcome, _Failed):
                 return "error", "", outcome.error, round_
             if not outcome.tool_calls:
-                return "-", outcome.text, "", round_
+                return "answered", outcome.text, "", round_
             await self._run_tools(outcome.tool_calls)
-            stop: StopReason = "-"
+            stop: StopReason | None = None
             if self.state.repeat_hit is not None:
                 rec.emit(RepeatDetected(round=round_, name=self.state.repeat_hit, count=REPEAT_LIMIT))
                 stop = "repeat"
             self._cap(round_)
             if self._aborted:
                 return "aborted", "", "", round_
-            if stop == "-" and round_ >= self.spec.max_rounds:
+            if stop is None and round_ >= self.limits.max_rounds:
                 stop = "tool_limit"
             await rec.publish_round()
-            if stop != "-":
+            if stop is not None:
                 summary = await self._ask("summary")
                 if isinstance(summary, _Failed):
                     return stop, "", summary.error, round_
@@ -192,10 +207,10 @@ class Turn:
 
     async def _ask(self, purpose: RequestPurpose) -> ChatResponse | _Failed:
         rec = self.recorder
-        suffix = texts(self.spec.language).summary_request() if purpose == "summary" else ""
-        carried = deliveries(self.state, self.model.placement)
+        summary = purpose == "summary"
+        carried = deliveries(self.state)
         try:
-            response = await self._send(purpose, suffix)
+            response = await self._send(purpose, summary)
         except WireRejected as error:
             self._record_rejection(purpose, error)
             refused_images = error.status == 400 or error.images_rejected
@@ -207,7 +222,7 @@ class Turn:
                 call_ids=list(dict.fromkeys(d.call_id for d in carried)),
             ))
             try:
-                response = await self._send("resend", suffix)
+                response = await self._send("resend", summary)
             except WireError as second:
                 if isinstance(second, WireRejected):
                     self._record_rejection("resend", second)
@@ -220,28 +235,25 @@ class Turn:
             return _Failed(str(error))
         return response
 
-    async def _send(self, purpose: RequestPurpose, system_suffix: str) -> ChatResponse:
+    async def _send(self, purpose: RequestPurpose, summary: bool) -> ChatResponse:
         rec = self.recorder
-        request = chat_request(self.state, system_suffix=system_suffix)
+        request = chat_request(self.state, summary=summary)
         rec.emit(RequestSent(
             round=self.state.round, purpose=purpose, wire=self.model.wire, model=self.model.model,
             endpoint_host=self.model.endpoint_host, message_count=len(request.messages),
-            images=deliveries(self.state, self.model.placement),
+            images=deliveries(self.state), summary=summary,
         ))
         response = await self.model.chat(request, self.vault, rec)
         rec.emit(ResponseReceived(
             round=self.state.round, text=elide_base64(response.text),
             tool_calls=[call_record(c) for c in response.tool_calls],
-            usage=Usage(input_tokens=response.usage.input_tokens,
-                        output_tokens=response.usage.output_tokens,
-                        cache_read_tokens=response.usage.cache_read_tokens,
-                        cache_write_tokens=response.usage.cache_write_tokens),
+            usage=response.usage,
             stop_reason=response.stop_reason,
         ))
         return response
 
     def _record_rejection(self, purpose: RequestPurpose, error: WireRejected) -> None:
-        self.recorder.emit(WireRejected400(
+        self.recorder.emit(RequestRefused(
             round=self.state.round, purpose=purpose, status=error.status or 400,
             error_type=error.error_type, code=error.code,
             message=elide_base64(error.message)[:500], images_rejected=error.images_rejected,
@@ -293,13 +305,12 @@ class Turn:
         ))
 
     def _cap(self, round_: int) -> None:
-        cuts = plan_cap(self.state, self.spec.image_cap)
+        cuts = plan_cap(self.state, self.limits.image_cap)
         if not cuts:
             return
         images = {e.call_id: e.images for e in self.state.entries if isinstance(e, ToolEntry)}
-        removed = [d for call_id, keep, _ in cuts for d in images[call_id][keep:]]
+        removed = [d for cut in cuts for d in images[cut.call_id][cut.keep:]]
         kept = len(self.state.attached_images) - len(removed)
         self.recorder.emit(ImagesCapped(
-            round=round_, removed=len(removed), kept=kept, removed_digests=removed,
-            cuts=[ImageCut(call_id=c, keep=k, removed=r) for c, k, r in cuts],
+            round=round_, removed=len(removed), kept=kept, removed_digests=removed, cuts=cuts,
         ))

@@ -1,9 +1,7 @@
-"""Events are the truth: the typed vocabulary, its codec, the stores and the bus."""
+"""Events are the truth: the typed vocabulary of a turn, its envelope and codec, and the sealing
+of new events (sequence numbers, times, the privacy check)."""
 
 from fuseforks.events.codec import SCHEMA_VERSION, Envelope, decode_envelope, encode_envelope
-from fuseforks.events.memory_store import MemoryStore
-from fuseforks.events.sqlite_store import SqliteStore
-from fuseforks.events.store import EventStore, TurnInfo
 from fuseforks.events.types import *  # noqa: F403 - the vocabulary is the public API
 from fuseforks.events.types import EVENT_TYPES, TurnEvent
 
@@ -11,11 +9,7 @@ __all__ = [
     "EVENT_TYPES",
     "SCHEMA_VERSION",
     "Envelope",
-    "EventStore",
-    "MemoryStore",
-    "SqliteStore",
     "TurnEvent",
-    "TurnInfo",
     "decode_envelope",
     "encode_envelope",
 ]

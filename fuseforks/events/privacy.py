@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from fuseforks.errors import FuseforksError
+from fuseforks.core.errors import FuseforksError
 from fuseforks.events.codec import encode_event
 from fuseforks.events.types import TurnEvent
 

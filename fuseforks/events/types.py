@@ -7,25 +7,33 @@ bytes (JSON payloads such as tool arguments are carried as JSON *text*), image i
 digests constrained to 64 lowercase hex characters, and `fuseforks.events.privacy` refuses to seal an
 event whose text holds a base64 run or an image signature.
 
-Schema evolution follows msgspec's rules: new fields get defaults, an existing field's type never
-changes; anything else goes through an upcaster (`fuseforks.events.codec`).
+Every input a decision depends on is a required field (the round limit, the image cap, the
+placement, the summary instruction): changing a default in code never changes the meaning of
+history. Schema evolution follows msgspec's rules: new fields get defaults, an existing field's
+type never changes; anything else goes through an upcaster (`fuseforks.events.codec`).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 import msgspec
+
+from fuseforks.core.canonical import Usage
+from fuseforks.core.names import (
+    DropReason,
+    FallbackOutcome,
+    ImagePath,
+    Language,
+    Placement,
+    RequestPurpose,
+    StopReason,
+    WireName,
+)
 
 Digest = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{64}$")]
 """SHA-256 of the bytes sent to a provider. The only way an event refers to an image."""
 
-Placement = Literal["native", "alternate"]
-DropReason = Literal["unreadable", "unsupported_format", "too_large", "too_many"]
-ImagePath = Literal["pass_through", "re_encoded"]
-RequestPurpose = Literal["round", "resend", "summary"]
-FallbackOutcome = Literal["ok", "failed"]
-StopReason = Literal["-", "tool_limit", "repeat", "error", "aborted"]
 
 
 class Event(
@@ -52,13 +60,6 @@ class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tr
     signature: list[str] = msgspec.field(default_factory=list)
     """A provider's opaque token to echo back (Gemini `thoughtSignature`), in 76-character pieces
     so that it never reads as one long base64 run to the privacy guard — it is not an image."""
-
-
-class Usage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
 
 
 class ImageMeta(msgspec.Struct, frozen=True, kw_only=True):
@@ -94,15 +95,19 @@ class ImageDelivery(msgspec.Struct, frozen=True, kw_only=True):
 
 class TurnStarted(Event, frozen=True, kw_only=True):
     agent: str
-    wire: str
+    wire: WireName
     model: str
     endpoint_host: str
-    language: str
+    language: Language
     request: str
     system: str = ""
     tools: list[ToolSpecRecord] = msgspec.field(default_factory=list)
-    max_rounds: int = 8
-    image_cap: int = 20
+    max_rounds: int
+    image_cap: int
+    placement: Placement
+    """Where this turn's requests put tool images."""
+    summary_instruction: str
+    """Added to the system prompt of the closing summary call, in the village language."""
 
 
 class RoundStarted(Event, frozen=True, kw_only=True):
@@ -112,11 +117,13 @@ class RoundStarted(Event, frozen=True, kw_only=True):
 class RequestSent(Event, frozen=True, kw_only=True):
     round: int
     purpose: RequestPurpose = "round"
-    wire: str
+    wire: WireName
     model: str
     endpoint_host: str
     message_count: int
     images: list[ImageDelivery] = msgspec.field(default_factory=list)
+    summary: bool = False
+    """The request is (a resend of) the closing summary call: it carries the summary instruction."""
 
 
 class ResponseReceived(Event, frozen=True, kw_only=True):
@@ -144,7 +151,7 @@ class LlmRetryStopped(Event, frozen=True, kw_only=True):
     code: str = ""
 
 
-class AttachmentFallback(Event, frozen=True, kw_only=True):
+class JpegResent(Event, frozen=True, kw_only=True):
     """openai-compat: a 400 to a request with WebP images was retried once with JPEG."""
 
     round: int
@@ -202,7 +209,9 @@ class ImagesCapped(Event, frozen=True, kw_only=True):
     cuts: list[ImageCut] = msgspec.field(default_factory=list)
 
 
-class WireRejected400(Event, frozen=True, kw_only=True):
+class RequestRefused(Event, frozen=True, kw_only=True):
+    """The provider refused a request (400, 413, 422, ...): resending it unchanged would fail."""
+
     round: int
     purpose: RequestPurpose = "round"
     status: int = 400
@@ -237,7 +246,7 @@ class RepeatDetected(Event, frozen=True, kw_only=True):
 
 class TurnEnded(Event, frozen=True, kw_only=True):
     rounds: int
-    stop: StopReason = "-"
+    stop: StopReason
     answer: str = ""
     error: str = ""
 
@@ -249,13 +258,13 @@ TurnEvent = (
     | ResponseReceived
     | LlmRetried
     | LlmRetryStopped
-    | AttachmentFallback
+    | JpegResent
     | ToolCalled
     | ImagesNormalized
     | ImagesDropped
     | ToolResultRecorded
     | ImagesCapped
-    | WireRejected400
+    | RequestRefused
     | ImagesStripped
     | FallbackSettled
     | RepeatDetected

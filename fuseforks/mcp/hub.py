@@ -20,8 +20,8 @@ import msgspec
 from anyio.abc import TaskGroup
 from mcp.types import CallToolResult, TextContent
 
-from fuseforks.engine.texts import texts
-from fuseforks.engine.tool_output import ToolOutput, fault_output, render_tool_output_async
+from fuseforks.core.names import Language
+from fuseforks.core.texts import texts
 from fuseforks.mcp import faults
 from fuseforks.mcp.config import ServerConfig, tool_prefix
 from fuseforks.mcp.connection import (
@@ -31,6 +31,8 @@ from fuseforks.mcp.connection import (
     CallFault,
     Connection,
 )
+from fuseforks.mcp.render import render_tool_output_async
+from fuseforks.ports.tools import ToolOutput, fault_output
 
 logger = logging.getLogger("fuseforks.mcp")
 SEPARATOR = "__"
@@ -146,7 +148,7 @@ class ToolHub:
             return None
         return max(matches, key=lambda match: len(match[0].prefix))
 
-    async def call(self, name: str, arguments: dict[str, Any], language: str) -> ToolOutput:
+    async def call(self, name: str, arguments: dict[str, Any], language: Language) -> ToolOutput:
         """Call a prefixed tool; every failure is a tool-error output, never an exception."""
         texts(language)  # an unknown language is the caller's bug: fail before touching a server
         resolved = self._resolve(name)
@@ -178,7 +180,7 @@ class ToolHub:
                 return reason
             return None
 
-    async def _render(self, result: CallToolResult, language: str) -> ToolOutput:
+    async def _render(self, result: CallToolResult, language: Language) -> ToolOutput:
         content = list(result.content)
         if not content and result.structured_content is not None:
             # The spec asks servers to repeat structured results as text; when one does not,
@@ -187,6 +189,6 @@ class ToolHub:
             content = [TextContent(type="text", text=text)]
         return await render_tool_output_async(content, result.is_error, language)
 
-    def _fault(self, name: str, reason: str, language: str) -> ToolOutput:
+    def _fault(self, name: str, reason: str, language: Language) -> ToolOutput:
         logger.warning("mcp fault: tool=%s reason=%s", name, reason)
         return fault_output(reason, language)

@@ -3,8 +3,8 @@
 A pure fold over a turn's events. A delivery is one image on one request; its outcome is what the
 provider did with that request — `received` (it answered), `refused` (400 or images rejected) or
 `unanswered` (the call failed otherwise, or the recording ends) — and `stripped` says the turn
-took the image off after the refusal (SPEC §6 fallback). The SQLite store answers the same
-questions with SQL views over the same events (`fuseforks.events.audit_sql`); a test holds the two
+took the image off after the refusal (the image fallback). The SQLite store answers the same
+questions with SQL views over the same events (`fuseforks.stores.audit_sql`); a test holds the two
 to the same rows.
 """
 
@@ -15,21 +15,22 @@ from typing import Literal
 
 import msgspec
 
+from fuseforks.core.names import ImagePath, Placement, RequestPurpose, WireName
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import (
     ImagesNormalized,
     ImagesStripped,
+    RequestRefused,
     RequestSent,
     ResponseReceived,
     ToolCalled,
     TurnEnded,
-    WireRejected400,
 )
 
 Outcome = Literal["received", "refused", "unanswered"]
 
 
-class ImageOrigin(msgspec.Struct, frozen=True, kw_only=True):
+class OriginRow(msgspec.Struct, frozen=True, kw_only=True):
     digest: str
     turn_id: str
     seq: int
@@ -40,23 +41,23 @@ class ImageOrigin(msgspec.Struct, frozen=True, kw_only=True):
     server: str
     source_format: str
     media_type: str
-    path: str
+    path: ImagePath
     width: int
     height: int
     size: int
 
 
-class ImageDelivery(msgspec.Struct, frozen=True, kw_only=True):
+class DeliveryRow(msgspec.Struct, frozen=True, kw_only=True):
     digest: str
     turn_id: str
     request_seq: int
     at: str
     round: int
-    purpose: str
-    wire: str
+    purpose: RequestPurpose
+    wire: WireName
     model: str
     endpoint_host: str
-    placement: str
+    placement: Placement
     call_id: str
     tool: str
     outcome: Outcome
@@ -64,14 +65,14 @@ class ImageDelivery(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class AuditRows(msgspec.Struct, frozen=True, kw_only=True):
-    origins: list[ImageOrigin]
-    deliveries: list[ImageDelivery]
+    origins: list[OriginRow]
+    deliveries: list[DeliveryRow]
 
 
 def audit_rows(history: Iterable[Envelope]) -> AuditRows:
     """Every image origin and delivery of the given envelopes (one turn or many, in order)."""
-    origins: list[ImageOrigin] = []
-    deliveries: list[ImageDelivery] = []
+    origins: list[OriginRow] = []
+    deliveries: list[DeliveryRow] = []
     calls: dict[tuple[str, str], ToolCalled] = {}
     pending: list[int] = []  # indexes in `deliveries` of the request awaiting its outcome
     refused: list[int] = []  # of the last refused request, until a strip or the next request
@@ -89,7 +90,7 @@ def audit_rows(history: Iterable[Envelope]) -> AuditRows:
             case ImagesNormalized():
                 called = calls.get((turn, event.call_id))
                 origins.extend(
-                    ImageOrigin(
+                    OriginRow(
                         digest=m.digest, turn_id=turn, seq=envelope.seq, at=envelope.at,
                         round=event.round, call_id=event.call_id,
                         tool=called.name if called else "", server=called.server if called else "",
@@ -104,7 +105,7 @@ def audit_rows(history: Iterable[Envelope]) -> AuditRows:
                 for d in event.images:
                     called = calls.get((turn, d.call_id))
                     pending.append(len(deliveries))
-                    deliveries.append(ImageDelivery(
+                    deliveries.append(DeliveryRow(
                         digest=d.digest, turn_id=turn, request_seq=envelope.seq, at=envelope.at,
                         round=event.round, purpose=event.purpose, wire=event.wire,
                         model=event.model, endpoint_host=event.endpoint_host,
@@ -113,7 +114,7 @@ def audit_rows(history: Iterable[Envelope]) -> AuditRows:
                     ))
             case ResponseReceived():
                 settle("received")
-            case WireRejected400():
+            case RequestRefused():
                 refused[:] = pending
                 settle("refused")
             case ImagesStripped():

@@ -1,6 +1,6 @@
 """What a person sees when opening a tool call: the body, then one line naming the images sent.
 
-"(1 image: JPEG 21 KB)" — format and size of each image, never the pixels (SPEC §6, seed D8).
+"(1 image: JPEG 21 KB)" — format and size of each image, never the pixels.
 """
 
 from __future__ import annotations
@@ -9,12 +9,11 @@ from collections.abc import Iterable
 
 import msgspec
 
-from fuseforks.engine.texts import texts
+from fuseforks.core.media import format_name
+from fuseforks.core.names import Language
+from fuseforks.core.texts import texts
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import ImageMeta, ImagesNormalized, ToolResultRecorded, TurnStarted
-
-FORMAT_NAMES = {"image/jpeg": "JPEG", "image/webp": "WEBP"}
-"""Media type -> the format name a person reads in the display line and in replay."""
 
 
 class ToolDisplay(msgspec.Struct, frozen=True, kw_only=True):
@@ -24,15 +23,15 @@ class ToolDisplay(msgspec.Struct, frozen=True, kw_only=True):
     text: str
 
 
-def display_text(body: str, images: list[ImageMeta], language: str) -> str:
+def display_text(body: str, images: list[ImageMeta], language: Language) -> str:
     line = texts(language).display_line(
-        [(FORMAT_NAMES.get(m.media_type, m.media_type), m.size) for m in images]
+        [(format_name(m.media_type), m.size) for m in images]
     )
     return f"{body}\n{line}" if line else body
 
 
 def tool_displays(history: Iterable[Envelope]) -> list[ToolDisplay]:
-    language = "en"
+    language: Language = "en"
     images: dict[str, list[ImageMeta]] = {}
     shown = []
     for envelope in history:

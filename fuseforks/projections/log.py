@@ -13,15 +13,16 @@ from typing import assert_never
 import msgspec
 
 from fuseforks.events.types import (
-    AttachmentFallback,
     FallbackSettled,
     ImagesCapped,
     ImagesDropped,
     ImagesNormalized,
     ImagesStripped,
+    JpegResent,
     LlmRetried,
     LlmRetryStopped,
     RepeatDetected,
+    RequestRefused,
     RequestSent,
     ResponseReceived,
     RoundStarted,
@@ -30,9 +31,11 @@ from fuseforks.events.types import (
     TurnEnded,
     TurnEvent,
     TurnStarted,
-    WireRejected400,
 )
 
+
+_STOP_SHOWN = {"answered": "-"}
+"""The log keeps its line format: a turn the model simply answered shows `stop=-`."""
 
 class LogState(msgspec.Struct, frozen=True, kw_only=True):
     agent: str = "-"
@@ -79,7 +82,7 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
             | ResponseReceived()
             | ToolCalled()
             | ImagesNormalized()
-            | WireRejected400()
+            | RequestRefused()
             | ImagesStripped()
         ):
             return []
@@ -119,7 +122,7 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
                 f"status={_status(event.status)} class={value(event.error_class)} "
                 f"code={value(event.code or '-')}"
             ]
-        case AttachmentFallback():
+        case JpegResent():
             return [
                 f"attachment fallback: agent={agent} model={value(event.model)} "
                 f"converted={event.converted}"
@@ -132,14 +135,14 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
         case TurnEnded():
             return [
                 f"turn: agent={agent} backend={value(state.wire)} model={value(state.model)} "
-                f"rounds={event.rounds} stop={event.stop}"
+                f"rounds={event.rounds} stop={_STOP_SHOWN.get(event.stop, event.stop)}"
             ]
         case _:
             assert_never(event)
 
 
 SILENT: frozenset[type] = frozenset({
-    RoundStarted, RequestSent, ResponseReceived, ToolCalled, ImagesNormalized, WireRejected400,
+    RoundStarted, RequestSent, ResponseReceived, ToolCalled, ImagesNormalized, RequestRefused,
     ImagesStripped,
 })
 """Kinds that add no line (besides `TurnStarted`, which sets the context): skipped before `render`,

@@ -13,10 +13,7 @@ from typing import Any
 
 import msgspec
 
-from fuseforks.engine.texts import texts
-from fuseforks.events.types import ImageDelivery, Placement, ToolCallRecord
-from fuseforks.projections.turn_state import AssistantEntry, ToolEntry, TurnState, UserEntry
-from fuseforks.wires.canonical import (
+from fuseforks.core.canonical import (
     AssistantMessage,
     ChatRequest,
     ImageRef,
@@ -26,6 +23,10 @@ from fuseforks.wires.canonical import (
     ToolSpec,
     UserMessage,
 )
+from fuseforks.core.names import Language
+from fuseforks.core.texts import texts
+from fuseforks.events.types import ImageDelivery, ToolCallRecord
+from fuseforks.projections.turn_state import AssistantEntry, ToolEntry, TurnState, UserEntry
 
 _arguments = msgspec.json.Decoder(dict[str, Any])
 
@@ -39,7 +40,7 @@ def tool_call(record: ToolCallRecord) -> ToolCall:
     )
 
 
-def tool_text(entry: ToolEntry, language: str) -> str:
+def tool_text(entry: ToolEntry, language: Language) -> str:
     t = texts(language)
     notes = []
     if entry.omitted:
@@ -82,20 +83,26 @@ def tool_specs(state: TurnState) -> list[ToolSpec]:
     ]
 
 
-def chat_request(state: TurnState, *, system_suffix: str = "") -> ChatRequest:
-    """The request of the next call, exactly as the state says the provider should receive it."""
-    assert state.started is not None
-    system = "\n\n".join(s for s in (state.started.system, system_suffix) if s) or None
+def chat_request(state: TurnState, *, summary: bool = False) -> ChatRequest:
+    """The request of the next call, exactly as the state says the provider should receive it.
+
+    `summary`: the closing summary call, whose system prompt ends with the recorded instruction."""
+    started = state.started
+    assert started is not None
+    suffix = started.summary_instruction if summary else ""
+    system = "\n\n".join(s for s in (started.system, suffix) if s) or None
     return ChatRequest(
-        model=state.started.model,
+        model=started.model,
         messages=chat_messages(state),
         tools=tool_specs(state),
         system=system,
     )
 
 
-def deliveries(state: TurnState, placement: Placement) -> list[ImageDelivery]:
-    """Every tool image the next request carries, and where the wire puts it."""
+def deliveries(state: TurnState) -> list[ImageDelivery]:
+    """Every tool image the next request carries, and where the turn's wire puts it."""
+    assert state.started is not None
+    placement = state.started.placement
     return [
         ImageDelivery(digest=digest, call_id=call_id, placement=placement)
         for call_id, digest in state.attached_images

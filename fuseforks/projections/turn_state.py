@@ -16,17 +16,20 @@ from typing import assert_never
 
 import msgspec
 
+from fuseforks.core.names import REPEAT_LIMIT
 from fuseforks.events.types import (
-    AttachmentFallback,
     FallbackSettled,
+    ImageCut,
     ImageMeta,
     ImagesCapped,
     ImagesDropped,
     ImagesNormalized,
     ImagesStripped,
+    JpegResent,
     LlmRetried,
     LlmRetryStopped,
     RepeatDetected,
+    RequestRefused,
     RequestSent,
     ResponseReceived,
     RoundStarted,
@@ -36,11 +39,7 @@ from fuseforks.events.types import (
     TurnEnded,
     TurnEvent,
     TurnStarted,
-    WireRejected400,
 )
-
-REPEAT_LIMIT = 3
-"""The same tool-result identity this many times stops the loop (SPEC §6)."""
 
 
 class UserEntry(msgspec.Struct, frozen=True):
@@ -161,9 +160,9 @@ def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
             RequestSent()
             | LlmRetried()
             | LlmRetryStopped()
-            | AttachmentFallback()
+            | JpegResent()
             | ImagesDropped()
-            | WireRejected400()
+            | RequestRefused()
             | FallbackSettled()
         ):
             return state
@@ -171,20 +170,21 @@ def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
             assert_never(event)
 
 
-def plan_cap(state: TurnState, cap: int) -> list[tuple[str, int, int]]:
-    """Which results lose images so that at most `cap` stay, newest kept: (call_id, keep, removed).
+def plan_cap(state: TurnState, cap: int) -> list[ImageCut]:
+    """Which results lose images so that at most `cap` stay, newest kept.
 
     Walking from the newest result back, each keeps as many of its *first* images as the remaining
     allowance covers; everything older loses all of its images.
     """
     allowance = cap
-    cuts = []
+    cuts: list[ImageCut] = []
     for entry in reversed(state.entries):
         if not isinstance(entry, ToolEntry) or not entry.images:
             continue
         keep = min(len(entry.images), allowance)
         allowance -= keep
         if keep < len(entry.images):
-            cuts.append((entry.call_id, keep, len(entry.images) - keep))
+            cuts.append(ImageCut(call_id=entry.call_id, keep=keep,
+                                 removed=len(entry.images) - keep))
     cuts.reverse()
     return cuts

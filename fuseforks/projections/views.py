@@ -8,20 +8,19 @@ from collections.abc import Iterable
 
 import msgspec
 
-from fuseforks.engine.texts import texts
-from fuseforks.events.codec import Envelope
-from fuseforks.events.types import RequestSent, RoundStarted, TurnEnded
-from fuseforks.projections.display import FORMAT_NAMES
-from fuseforks.projections.messages import chat_request
-from fuseforks.projections.turn_state import TurnState, evolve_turn
-from fuseforks.wires.canonical import (
+from fuseforks.core.canonical import (
     AssistantMessage,
     Message,
     SystemMessage,
     ToolResultMessage,
     UserMessage,
 )
-from fuseforks.wires.registry import get_wire
+from fuseforks.core.media import format_name
+from fuseforks.core.names import RequestPurpose, WireName
+from fuseforks.events.codec import Envelope
+from fuseforks.events.types import RequestSent, RoundStarted, TurnEnded
+from fuseforks.projections.messages import chat_request
+from fuseforks.projections.turn_state import TurnState, evolve_turn
 
 
 class MessageView(msgspec.Struct, frozen=True, kw_only=True):
@@ -35,8 +34,8 @@ class MessageView(msgspec.Struct, frozen=True, kw_only=True):
 class RequestView(msgspec.Struct, frozen=True, kw_only=True):
     seq: int
     round: int
-    purpose: str
-    wire: str
+    purpose: RequestPurpose
+    wire: WireName
     model: str
     endpoint_host: str
     system: str | None
@@ -56,7 +55,7 @@ def image_label(digest: str, state: TurnState) -> str:
     meta = state.images.get(digest)
     if meta is None:
         return digest
-    return f"{digest}, {FORMAT_NAMES.get(meta.media_type, meta.media_type)}, {meta.size} B"
+    return f"{digest}, {format_name(meta.media_type)}, {meta.size} B"
 
 
 def message_view(message: Message, state: TurnState, alternate: bool) -> MessageView:
@@ -80,14 +79,9 @@ def request_views(history: Iterable[Envelope]) -> list[RequestView]:
     views: list[RequestView] = []
     for envelope in history:
         event = envelope.event
-        if isinstance(event, RequestSent):
-            suffix = ""
-            if event.purpose == "summary" or (event.purpose == "resend" and views
-                                              and views[-1].purpose == "summary"):
-                suffix = texts(state.started.language).summary_request() if state.started else ""
-            request = chat_request(state, system_suffix=suffix)
-            alternate = any(d.placement == "alternate" for d in event.images) or (
-                get_wire(event.wire).placement == "alternate")
+        if isinstance(event, RequestSent) and state.started is not None:
+            request = chat_request(state, summary=event.summary)
+            alternate = state.started.placement == "alternate"
             views.append(RequestView(
                 seq=envelope.seq, round=event.round, purpose=event.purpose, wire=event.wire,
                 model=event.model, endpoint_host=event.endpoint_host, system=request.system,

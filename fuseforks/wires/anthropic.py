@@ -8,12 +8,11 @@ plain string. Consecutive tool results share one user message, as the API requir
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import Any, assert_never
 
 import msgspec
 
-from fuseforks.wires.base import JSON, Endpoint, HttpRequest, Placement, decode_json
-from fuseforks.wires.canonical import (
+from fuseforks.core.canonical import (
     AssistantMessage,
     ChatRequest,
     ChatResponse,
@@ -25,15 +24,16 @@ from fuseforks.wires.canonical import (
     UserMessage,
     system_texts,
 )
-from fuseforks.wires.errors import WireError, classify_status
+from fuseforks.core.names import Placement, WireName
+from fuseforks.images.vault import ImageVault
+from fuseforks.ports.errors import WireError
+from fuseforks.wires.base import JSON, Endpoint, HttpRequest, decode_json
+from fuseforks.wires.errors import classify_status
 
-if TYPE_CHECKING:
-    from fuseforks.engine.vault import ImageVault
-
-NAME = "anthropic"
+NAME: WireName = "anthropic"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 KEY_ENVS = ("ANTHROPIC_API_KEY",)
-PLACEMENT: Placement = "native"  # SPEC §5; tests/wires/test_placement.py checks it against the encoding
+PLACEMENT: Placement = "native"  # tests/wires/test_placement.py checks it against the encoding
 API_VERSION = "2023-06-01"
 
 

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
-from fuseforks.wires.canonical import ChatRequest, ChatResponse
-from fuseforks.wires.errors import WireError, WireGarbage
-
-if TYPE_CHECKING:
-    from fuseforks.engine.vault import ImageVault
-
-Placement = Literal["native", "alternate"]
-"""Native: the image sits inside the tool result. Alternate: a user message right after carries it."""
+from fuseforks.core.canonical import ChatRequest, ChatResponse
+from fuseforks.core.names import Placement, WireName
+from fuseforks.images.vault import ImageVault
+from fuseforks.ports.errors import WireError, WireGarbage
 
 # Built once (msgspec perf tips). Key order in the dicts adapters build is the order on the wire.
 JSON = msgspec.json.Encoder()
@@ -46,29 +42,33 @@ class HttpRequest:
     body: bytes = field(repr=False)
 
 
-Encode = Callable[[ChatRequest, "ImageVault", Endpoint], HttpRequest]
+Encode = Callable[[ChatRequest, ImageVault, Endpoint], HttpRequest]
 Decode = Callable[[bytes], ChatResponse]
 Classify = Callable[[int, bytes], WireError]
 
 
 @dataclass(frozen=True, slots=True)
 class Wire:
-    """One provider request format, as the client and the registry see it."""
+    """One provider request format, as the client and the registry see it: what it can do is data
+    here, so no code asks for a wire by name."""
 
-    name: str
+    name: WireName
     encode: Encode
     decode: Decode
     classify: Classify
     default_base_url: str
     key_envs: tuple[str, ...]
     placement: Placement
-    """Where the adapter puts a tool result's images; the engine records it with each delivery."""
+    """Where the adapter puts a tool result's images; the engine records it with each turn."""
+    jpeg_resend: bool = False
+    """A 400 to a request with WebP images is resent once with them as JPEG (some compatible
+    endpoints accept only JPEG and PNG)."""
 
 
 T = TypeVar("T")
 
 
-def decode_json(wire: str, body: bytes, shape: type[T]) -> T:
+def decode_json(wire: WireName, body: bytes, shape: type[T]) -> T:
     """Decode a 2xx body into `shape`, turning any mismatch into `WireGarbage`."""
     try:
         return msgspec.json.decode(body, type=shape)
@@ -79,7 +79,7 @@ def decode_json(wire: str, body: bytes, shape: type[T]) -> T:
         ) from None
 
 
-def tool_arguments(wire: str, raw: str) -> dict[str, Any]:
+def tool_arguments(wire: WireName, raw: str) -> dict[str, Any]:
     """Tool-call arguments sent as a JSON string (OpenAI shapes) → dict."""
     if not raw.strip():
         return {}

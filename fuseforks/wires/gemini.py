@@ -9,13 +9,12 @@ one user content, matching the model's parallel calls.
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import Any, assert_never
 from urllib.parse import quote
 
 import msgspec
 
-from fuseforks.wires.base import JSON, Endpoint, HttpRequest, Placement, decode_json
-from fuseforks.wires.canonical import (
+from fuseforks.core.canonical import (
     AssistantMessage,
     ChatRequest,
     ChatResponse,
@@ -27,15 +26,16 @@ from fuseforks.wires.canonical import (
     UserMessage,
     system_texts,
 )
-from fuseforks.wires.errors import WireError, classify_status
+from fuseforks.core.names import Placement, WireName
+from fuseforks.images.vault import ImageVault
+from fuseforks.ports.errors import WireError
+from fuseforks.wires.base import JSON, Endpoint, HttpRequest, decode_json
+from fuseforks.wires.errors import classify_status
 
-if TYPE_CHECKING:
-    from fuseforks.engine.vault import ImageVault
-
-NAME = "gemini"
+NAME: WireName = "gemini"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-PLACEMENT: Placement = "native"  # SPEC §5; tests/wires/test_placement.py checks it against the encoding
+PLACEMENT: Placement = "native"  # tests/wires/test_placement.py checks it against the encoding
 # Gemini often returns calls without ids; we mint these so the engine can pair results, and
 # never send them back (the API pairs by order and name).
 SYNTHETIC_ID_PREFIX = "gemini-call-"

@@ -14,26 +14,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Self
+from typing import Self
 
 import anyio
 import httpx
 
-from fuseforks.wires.base import Endpoint, Wire
-from fuseforks.wires.canonical import ChatRequest, ChatResponse
-from fuseforks.wires.errors import (
+from fuseforks.core.canonical import ChatRequest, ChatResponse
+from fuseforks.core.names import WireName
+from fuseforks.images.jpeg_fallback import has_webp, with_jpeg_images
+from fuseforks.images.vault import ImageVault
+from fuseforks.ports.errors import (
     WireError,
     WireGarbage,
     WireRejected,
     WireRetryable,
     WireUnavailable,
 )
-from fuseforks.wires.jpeg_fallback import has_webp, with_jpeg_images
-from fuseforks.wires.notices import AttachmentFallback, RetryNotice, RetryStop
+from fuseforks.ports.notices import JpegResendNotice, RetryNotice, RetryStop
+from fuseforks.wires.base import Endpoint, Wire
 from fuseforks.wires.registry import endpoint_from_env, get_wire
-
-if TYPE_CHECKING:
-    from fuseforks.engine.vault import ImageVault
 
 REDACTED = "[redacted]"
 
@@ -84,14 +83,14 @@ class ProviderClient:
 
     def __init__(
         self,
-        wire: str | Wire,
+        wire: WireName | Wire,
         endpoint: Endpoint | None = None,
         *,
         policy: RetryPolicy = RetryPolicy(),
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
         on_retry: Callable[[RetryNotice], None] | None = None,
         on_retry_stop: Callable[[RetryStop], None] | None = None,
-        on_attachment_fallback: Callable[[AttachmentFallback], None] | None = None,
+        on_jpeg_resend: Callable[[JpegResendNotice], None] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         rng: random.Random | None = None,
     ) -> None:
@@ -100,7 +99,7 @@ class ProviderClient:
         self.policy = policy
         self._on_retry = on_retry
         self._on_retry_stop = on_retry_stop
-        self._on_fallback = on_attachment_fallback
+        self._on_jpeg_resend = on_jpeg_resend
         self._rng = rng or random.Random()
         self._http = httpx.AsyncClient(timeout=timeout, transport=transport, follow_redirects=False)
         self.host = httpx.URL(self.endpoint.base_url).host
@@ -119,7 +118,7 @@ class ProviderClient:
         try:
             return await self._attempts(request, vault)
         except WireRejected as first:
-            if self.wire.name != "openai-compat" or first.status != 400 or not has_webp(request):
+            if not self.wire.jpeg_resend or first.status != 400 or not has_webp(request):
                 self._stop(request, first, attempts=first.attempts)
                 raise
             try:
@@ -129,8 +128,8 @@ class ProviderClient:
                 first.images_rejected = True
                 self._stop(request, first, attempts=first.attempts)
                 raise first from None
-        if self._on_fallback:
-            self._on_fallback(AttachmentFallback(
+        if self._on_jpeg_resend:
+            self._on_jpeg_resend(JpegResendNotice(
                 wire=self.wire.name, model=request.model, host=self.host, converted=converted))
         try:
             return await self._attempts(jpeg_request, vault)

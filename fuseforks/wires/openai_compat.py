@@ -8,20 +8,11 @@ The carrier never splits the run: tool messages must directly follow the assista
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import Any, assert_never
 
 import msgspec
 
-from fuseforks.wires.base import (
-    JSON,
-    Endpoint,
-    HttpRequest,
-    Placement,
-    arguments_json,
-    decode_json,
-    tool_arguments,
-)
-from fuseforks.wires.canonical import (
+from fuseforks.core.canonical import (
     AssistantMessage,
     ChatRequest,
     ChatResponse,
@@ -31,15 +22,23 @@ from fuseforks.wires.canonical import (
     Usage,
     UserMessage,
 )
-from fuseforks.wires.errors import WireError, classify_status
+from fuseforks.core.names import Placement, WireName
+from fuseforks.images.vault import ImageVault
+from fuseforks.ports.errors import WireError
+from fuseforks.wires.base import (
+    JSON,
+    Endpoint,
+    HttpRequest,
+    arguments_json,
+    decode_json,
+    tool_arguments,
+)
+from fuseforks.wires.errors import classify_status
 
-if TYPE_CHECKING:
-    from fuseforks.engine.vault import ImageVault
-
-NAME = "openai-compat"
+NAME: WireName = "openai-compat"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 KEY_ENVS = ("OPENAI_API_KEY",)
-PLACEMENT: Placement = "alternate"  # SPEC §5; tests/wires/test_placement.py checks it against the encoding
+PLACEMENT: Placement = "alternate"  # tests/wires/test_placement.py checks it against the encoding
 
 
 def carrier_parts(message: ToolResultMessage, vault: ImageVault) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""The seven wires by name. Names are the `backend=` values of the log (SPEC §7)."""
+"""The seven wires by name. Names are the `backend=` values of the log."""
 
 from __future__ import annotations
 
@@ -6,11 +6,12 @@ import os
 from collections.abc import Mapping
 from functools import partial
 
+from fuseforks.core.names import WIRE_NAMES, WireName, parse_wire
 from fuseforks.wires import anthropic, gemini, openai_compat, responses
 from fuseforks.wires.base import Endpoint, Wire
 
 
-def _responses_wire(name: str, base_url: str, key_envs: tuple[str, ...]) -> Wire:
+def _responses_wire(name: WireName, base_url: str, key_envs: tuple[str, ...]) -> Wire:
     return Wire(
         name=name,
         encode=responses.encode,
@@ -22,22 +23,16 @@ def _responses_wire(name: str, base_url: str, key_envs: tuple[str, ...]) -> Wire
     )
 
 
-def _module_wire(module: object) -> Wire:
-    return Wire(
-        name=module.NAME,  # type: ignore[attr-defined]
-        encode=module.encode,  # type: ignore[attr-defined]
-        decode=module.decode,  # type: ignore[attr-defined]
-        classify=module.classify,  # type: ignore[attr-defined]
-        default_base_url=module.DEFAULT_BASE_URL,  # type: ignore[attr-defined]
-        key_envs=module.KEY_ENVS,  # type: ignore[attr-defined]
-        placement=module.PLACEMENT,  # type: ignore[attr-defined]
-    )
-
-
 _ALL: tuple[Wire, ...] = (
-    _module_wire(anthropic),
-    _module_wire(openai_compat),
-    _module_wire(gemini),
+    Wire(name=anthropic.NAME, encode=anthropic.encode, decode=anthropic.decode,
+         classify=anthropic.classify, default_base_url=anthropic.DEFAULT_BASE_URL,
+         key_envs=anthropic.KEY_ENVS, placement=anthropic.PLACEMENT),
+    Wire(name=openai_compat.NAME, encode=openai_compat.encode, decode=openai_compat.decode,
+         classify=openai_compat.classify, default_base_url=openai_compat.DEFAULT_BASE_URL,
+         key_envs=openai_compat.KEY_ENVS, placement=openai_compat.PLACEMENT, jpeg_resend=True),
+    Wire(name=gemini.NAME, encode=gemini.encode, decode=gemini.decode,
+         classify=gemini.classify, default_base_url=gemini.DEFAULT_BASE_URL,
+         key_envs=gemini.KEY_ENVS, placement=gemini.PLACEMENT),
     _responses_wire("openai-responses", "https://api.openai.com/v1", ("OPENAI_API_KEY",)),
     _responses_wire("xai-responses", "https://api.x.ai/v1", ("XAI_API_KEY",)),
     # Meta's Llama API; its own SDK reads LLAMA_API_KEY, META_API_KEY is accepted first.
@@ -45,19 +40,21 @@ _ALL: tuple[Wire, ...] = (
     _responses_wire("perplexity-responses", "https://api.perplexity.ai/v1", ("PERPLEXITY_API_KEY",)),
 )
 
-WIRES: tuple[str, ...] = tuple(w.name for w in _ALL)
-_BY_NAME = {w.name: w for w in _ALL}
+WIRES: tuple[WireName, ...] = WIRE_NAMES
+_BY_NAME: dict[str, Wire] = {w.name: w for w in _ALL}
+assert tuple(_BY_NAME) == WIRE_NAMES, "every wire name has exactly one wire, in the same order"
 
 
 def get_wire(name: str) -> Wire:
+    """The wire called `name`; a `KeyError` names the known wires."""
     try:
-        return _BY_NAME[name]
-    except KeyError:
-        raise KeyError(f"unknown wire {name!r}; known: {', '.join(WIRES)}") from None
+        return _BY_NAME[parse_wire(name)]
+    except ValueError as error:
+        raise KeyError(str(error)) from None
 
 
 def endpoint_from_env(
-    name: str, base_url: str | None = None, environ: Mapping[str, str] | None = None
+    name: WireName, base_url: str | None = None, environ: Mapping[str, str] | None = None
 ) -> Endpoint:
     """The endpoint of a wire: `base_url` or the provider's default, and the key from the first
     of the wire's environment variables that is set (empty when none is)."""

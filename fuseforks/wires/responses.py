@@ -8,20 +8,11 @@ tool result with images becomes `function_call_output.output` = `input_text` **t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import Any, assert_never
 
 import msgspec
 
-from fuseforks.wires.base import (
-    JSON,
-    Endpoint,
-    HttpRequest,
-    Placement,
-    arguments_json,
-    decode_json,
-    tool_arguments,
-)
-from fuseforks.wires.canonical import (
+from fuseforks.core.canonical import (
     AssistantMessage,
     ChatRequest,
     ChatResponse,
@@ -32,10 +23,18 @@ from fuseforks.wires.canonical import (
     UserMessage,
     system_texts,
 )
-from fuseforks.wires.errors import WireError, classify_status
-
-if TYPE_CHECKING:
-    from fuseforks.engine.vault import ImageVault
+from fuseforks.core.names import Placement, WireName
+from fuseforks.images.vault import ImageVault
+from fuseforks.ports.errors import WireError
+from fuseforks.wires.base import (
+    JSON,
+    Endpoint,
+    HttpRequest,
+    arguments_json,
+    decode_json,
+    tool_arguments,
+)
+from fuseforks.wires.errors import classify_status
 
 
 def function_call_output(message: ToolResultMessage, vault: ImageVault) -> dict[str, Any]:
@@ -77,7 +76,7 @@ def _input(request: ChatRequest, vault: ImageVault) -> list[dict[str, Any]]:
     return items
 
 
-PLACEMENT: Placement = "native"  # SPEC §5; tests/wires/test_placement.py checks it against the encoding
+PLACEMENT: Placement = "native"  # tests/wires/test_placement.py checks it against the encoding
 
 
 def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpRequest:
@@ -138,7 +137,7 @@ class _Response(msgspec.Struct, frozen=True):
     usage: _Usage | None = None
 
 
-def decode_for(wire: str, body: bytes) -> ChatResponse:
+def decode_for(wire: WireName, body: bytes) -> ChatResponse:
     data = decode_json(wire, body, _Response)
     text = "".join(
         c.text for item in data.output if item.type == "message"
@@ -169,5 +168,5 @@ def decode_for(wire: str, body: bytes) -> ChatResponse:
     )
 
 
-def classify_for(wire: str, status: int, body: bytes) -> WireError:
+def classify_for(wire: WireName, status: int, body: bytes) -> WireError:
     return classify_status(wire, status, body)

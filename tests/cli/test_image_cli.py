@@ -10,8 +10,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from fuseforks.cli import main
-from fuseforks.engine.image_types import NormalizedImage
-from fuseforks.engine.images import normalize_image
+from fuseforks.images.normalize import normalize_image
+from fuseforks.images.types import NormalizedImage
 from tests.helpers import imagegen as gen
 
 

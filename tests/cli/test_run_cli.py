@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fuseforks.events.sqlite_store import SqliteStore
+from fuseforks.stores.sqlite import SqliteStore
 
 KEY = "sk-run-cli-sentinel-0451"
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import msgspec
 
-from fuseforks.engine.ports import HubTools, LiveModel
 from fuseforks.engine.turn import Turn, TurnResult, TurnSpec
 from fuseforks.events.types import TurnEvent
+from fuseforks.live import HubTools, LiveModel
 from fuseforks.mcp import StdioServer, ToolHub
 from fuseforks.projections import LogState, evolve_log, fold
 from fuseforks.simulator import Script, Simulator, run_simulator

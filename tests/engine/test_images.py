@@ -11,9 +11,9 @@ import pytest
 from PIL import Image
 
 import fuseforks
-from fuseforks.engine import images as images_module
-from fuseforks.engine.image_types import DroppedImage, NormalizedImage
-from fuseforks.engine.images import normalize_image
+from fuseforks.images import normalize as images_module
+from fuseforks.images.normalize import normalize_image
+from fuseforks.images.types import DroppedImage, NormalizedImage
 from tests.helpers import imagegen as gen
 
 MIB = 1024 * 1024

@@ -9,8 +9,8 @@ import zlib
 import pytest
 from PIL import Image, ImageCms, UnidentifiedImageError
 
-from fuseforks.engine.image_types import DroppedImage, NormalizedImage
-from fuseforks.engine.images import normalize_image
+from fuseforks.images.normalize import normalize_image
+from fuseforks.images.types import DroppedImage, NormalizedImage
 from tests.helpers import imagegen as gen
 
 WHITE = (255, 255, 255)

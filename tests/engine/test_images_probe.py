@@ -7,7 +7,7 @@ import io
 import pytest
 from PIL import Image, ImageCms
 
-from fuseforks.engine.images_probe import Header, ProbeError, probe, sniff_format
+from fuseforks.images.probe import Header, ProbeError, probe, sniff_format
 from tests.helpers import imagegen as gen
 
 SRGB = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()

@@ -8,8 +8,9 @@ import hashlib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuseforks.engine.image_types import MAX_BYTES, DroppedImage, NormalizedImage
-from fuseforks.engine.images import normalize_image
+from fuseforks.core.media import MAX_BYTES
+from fuseforks.images.normalize import normalize_image
+from fuseforks.images.types import DroppedImage, NormalizedImage
 from tests.helpers import imagegen as gen
 
 _SEEDS = [

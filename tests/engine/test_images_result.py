@@ -7,13 +7,13 @@ import threading
 
 import pytest
 
-from fuseforks.engine import images as images_module
-from fuseforks.engine.image_types import DroppedImage, NormalizedImage, ResultImages
-from fuseforks.engine.images import (
+from fuseforks.images import normalize as images_module
+from fuseforks.images.normalize import (
     normalize_image,
     normalize_result_images,
     normalize_result_images_async,
 )
+from fuseforks.images.types import DroppedImage, NormalizedImage, ResultImages
 from tests.helpers import imagegen as gen
 
 

@@ -8,14 +8,14 @@ import tracemalloc
 
 import anyio
 
-from fuseforks.engine.ports import HubTools, LiveModel
+from fuseforks.bus.bus import Bus
+from fuseforks.bus.subscribers import StoreWriter
 from fuseforks.engine.turn import Turn, TurnResult, TurnSpec
-from fuseforks.events.bus import Bus
-from fuseforks.events.sqlite_store import SqliteStore
-from fuseforks.events.subscribers import StoreWriter
 from fuseforks.events.types import ImagesNormalized
+from fuseforks.live import HubTools, LiveModel
 from fuseforks.mcp import StdioServer, ToolHub
 from fuseforks.simulator import Script, run_simulator
+from fuseforks.stores.sqlite import SqliteStore
 from fuseforks.wires.base import Endpoint
 from tests.engine.rig import FAST, RIG
 
@@ -54,13 +54,14 @@ async def test_50_concurrent_turns_store_every_event_and_release_every_image(tmp
         left = tracemalloc.get_traced_memory()[0] - baseline
         engine_owned = tracemalloc.take_snapshot().filter_traces(
             [tracemalloc.Filter(True, f"*/fuseforks/{part}/*")
-             for part in ("engine", "events", "projections", "wires", "mcp")]
+             for part in ("engine", "events", "projections", "wires", "mcp", "images", "ports", "core",
+                              "bus", "stores", "live")]
         )
         engine_left = sum(stat.size for stat in engine_owned.statistics("filename"))
         tracemalloc.stop()
     image_bytes = sum(m.size for r in results for e in r.history
                       if isinstance(e.event, ImagesNormalized) for m in e.event.images)
-    assert len(results) == TURNS and all(r.stop == "-" and r.answer for r in results)
+    assert len(results) == TURNS and all(r.stop == "answered" and r.answer for r in results)
     assert image_bytes > 30_000_000, "the load must carry real images to measure their release"
     assert all(len(t.vault) == 0 and t.vault.nbytes == 0 for t in turns)
     # What the engine allocated and still holds: the events of 50 turns, no pixels.

@@ -7,9 +7,10 @@ from typing import get_args
 
 import pytest
 
-from fuseforks.engine import texts as texts_module
-from fuseforks.engine.image_types import DropReason
-from fuseforks.engine.texts import SUPPORTED_LANGUAGES, Texts, format_size, texts
+from fuseforks.core import texts as texts_module
+from fuseforks.core.names import LANGUAGES as SUPPORTED_LANGUAGES
+from fuseforks.core.texts import Texts, format_size, texts
+from fuseforks.images.types import DropReason
 
 LANGUAGES = ("en", "ja", "zh")
 REASONS: tuple[str, ...] = get_args(DropReason)

@@ -9,12 +9,12 @@ from typing import Any
 
 from PIL import Image
 
-from fuseforks.engine.tool_output import ToolOutput
+from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall, Usage
 from fuseforks.engine.turn import Turn, TurnSpec
-from fuseforks.engine.vault import ImageVault
 from fuseforks.events.codec import encode_envelope
 from fuseforks.events.types import ResponseReceived, ToolCalled, ToolResultRecorded, ToolSpecRecord
-from fuseforks.wires.canonical import ChatRequest, ChatResponse, ToolCall, Usage
+from fuseforks.images.vault import ImageVault
+from fuseforks.ports.tools import ToolOutput
 
 
 def jpeg_base64() -> str:
@@ -59,7 +59,7 @@ async def test_base64_in_model_text_tool_arguments_and_tool_text_is_omitted_not_
     tools = Tools(lambda arguments: ToolOutput(text=f"echo {arguments['img']}"))
     result = await Turn(TurnSpec(agent="a", request="go"), model, tools).run()
     marker = f"[base64 omitted: {len(data)} characters]"
-    assert result.stop == "-" and result.answer == f"done {marker}"
+    assert result.stop == "answered" and result.answer == f"done {marker}"
     first = next(e.event for e in result.history if isinstance(e.event, ResponseReceived))
     assert first.text == f"look: {marker}"
     assert first.tool_calls[0].arguments == f'{{"img":"{marker}"}}'
@@ -79,4 +79,4 @@ async def test_a_tool_port_that_raises_becomes_a_tool_error_and_the_turn_goes_on
     recorded = next(e.event for e in result.history if isinstance(e.event, ToolResultRecorded))
     assert (recorded.ok, recorded.body, recorded.fault) == (
         False, "Tool returned an error: RuntimeError: socket closed", "RuntimeError: socket closed")
-    assert result.stop == "-" and result.answer == "sorry"
+    assert result.stop == "answered" and result.answer == "sorry"

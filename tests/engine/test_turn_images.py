@@ -9,10 +9,10 @@ from fuseforks.events.types import (
     ImagesCapped,
     ImagesStripped,
     RepeatDetected,
+    RequestRefused,
     RequestSent,
     ToolResultRecorded,
     TurnEnded,
-    WireRejected400,
 )
 from fuseforks.simulator import Script
 from tests.engine.rig import bodies, events, log_lines, rig, run_turn
@@ -54,7 +54,7 @@ async def test_400_strips_resends_once_and_later_rounds_attach_no_images() -> No
     async with rig(Script(call_tools=("rig__frame",), rounds=2)) as (sim, tools):
         result = await run_turn(sim, tools, "perplexity-responses", REFUSER)
     kinds = [type(e.event).__name__ for e in result.history]
-    assert kinds.count("WireRejected400") == 1
+    assert kinds.count("RequestRefused") == 1
     assert kinds.count("ImagesStripped") == 1
     (stripped,) = events(result, ImagesStripped)
     assert stripped.removed == 1
@@ -68,7 +68,7 @@ async def test_400_strips_resends_once_and_later_rounds_attach_no_images() -> No
     outputs = [i["output"] for i in last_input if i.get("type") == "function_call_output"]
     assert outputs == ["frame\n(images could not be sent to this model)"] * 2
     assert "tool image fallback: agent=a1 model=perplexity/deepseek-v4-pro-0813 removed=1 outcome=ok" in log_lines(result)
-    assert events(result, TurnEnded)[0].stop == "-"
+    assert events(result, TurnEnded)[0].stop == "answered"
 
 
 async def test_same_text_with_a_different_image_is_not_a_repeat() -> None:
@@ -76,7 +76,7 @@ async def test_same_text_with_a_different_image_is_not_a_repeat() -> None:
         result = await run_turn(sim, tools, "gemini", "gemini-3.8-flash")
     assert events(result, RepeatDetected) == []
     assert [r.body for r in events(result, ToolResultRecorded)] == ["frame"] * 4
-    assert events(result, TurnEnded)[0].stop == "-"
+    assert events(result, TurnEnded)[0].stop == "answered"
 
 
 async def test_same_text_with_the_same_image_is_a_repeat_on_the_third_time() -> None:
@@ -119,7 +119,7 @@ async def test_summary_call_after_a_stop_carries_the_last_images_through_the_fal
     assert [(r.purpose, len(r.images)) for r in sent] == [
         ("round", 0), ("summary", 1), ("resend", 0),
     ]
-    (rejected,) = events(result, WireRejected400)
+    (rejected,) = events(result, RequestRefused)
     assert rejected.purpose == "summary"
     assert [s.outcome for s in events(result, FallbackSettled)] == ["ok"]
     ended = events(result, TurnEnded)[0]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 
 from fuseforks.events.types import (
-    AttachmentFallback,
     FallbackSettled,
     ImageDelivery,
     ImageDrop,
@@ -14,9 +13,11 @@ from fuseforks.events.types import (
     ImagesDropped,
     ImagesNormalized,
     ImagesStripped,
+    JpegResent,
     LlmRetried,
     LlmRetryStopped,
     RepeatDetected,
+    RequestRefused,
     RequestSent,
     ResponseReceived,
     RoundStarted,
@@ -28,7 +29,6 @@ from fuseforks.events.types import (
     TurnEvent,
     TurnStarted,
     Usage,
-    WireRejected400,
 )
 
 D1 = hashlib.sha256(b"one").hexdigest()
@@ -37,7 +37,8 @@ D2 = hashlib.sha256(b"two").hexdigest()
 SAMPLES: list[TurnEvent] = [
     TurnStarted(agent="agent_9", wire="anthropic", model="claude-sonnet-5-5",
                 endpoint_host="api.anthropic.com", language="ja", request="撮って",
-                system="You are careful.", max_rounds=6,
+                system="You are careful.", max_rounds=6, image_cap=20, placement="native",
+                summary_instruction="Answer now.",
                 tools=[ToolSpecRecord(name="nik__live_view_image", description="one frame",
                                       input_schema='{"type":"object"}')]),
     RoundStarted(round=1),
@@ -49,7 +50,7 @@ SAMPLES: list[TurnEvent] = [
                                  cache_write_tokens=4)),
     LlmRetried(round=1, attempt=1, status=429, error_class="rate_limited", delay_ms=1500),
     LlmRetryStopped(round=1, attempt=1, status=400, error_class="client_error", code="invalid_request"),
-    AttachmentFallback(round=1, model="m", converted=2),
+    JpegResent(round=1, model="m", converted=2),
     ToolCalled(round=1, call_id="c1", server="nik", name="nik__live_view_image", arguments="{}"),
     ImagesNormalized(round=1, call_id="c1", images=[ImageMeta(
         digest=D1, source_format="PNG", media_type="image/jpeg", path="re_encoded", width=1568,
@@ -59,7 +60,7 @@ SAMPLES: list[TurnEvent] = [
     ToolResultRecorded(round=1, call_id="c1", name="t", ok=False, body="x", image_digests=[D1, D2],
                        attached=False, fault="server exited with code 1"),
     ImagesCapped(round=3, removed=1, kept=20, removed_digests=[D2]),
-    WireRejected400(round=2, purpose="summary", status=400, error_type="invalid_request_error",
+    RequestRefused(round=2, purpose="summary", status=400, error_type="invalid_request_error",
                     code="invalid_request", message="bad image", images_rejected=True),
     ImagesStripped(round=2, model="m", removed=2, digests=[D1, D2]),
     FallbackSettled(round=2, model="m", removed=2, outcome="failed"),

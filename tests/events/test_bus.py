@@ -3,11 +3,11 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from fuseforks.events.bus import Bus
+from fuseforks.bus.bus import Bus
+from fuseforks.bus.subscribers import LogWriter, StoreWriter
 from fuseforks.events.sequencer import FixedClock, Sequencer
-from fuseforks.events.sqlite_store import SqliteStore
-from fuseforks.events.subscribers import LogWriter, StoreWriter
 from fuseforks.events.types import RoundStarted, ToolResultRecorded, TurnEnded, TurnStarted
+from fuseforks.stores.sqlite import SqliteStore
 
 
 class Collector:
@@ -86,11 +86,11 @@ async def test_closing_the_publisher_ends_every_subscriber_and_flushes_the_log(t
     with anyio.fail_after(5):
         async with Bus([StoreWriter(store), LogWriter(lines.append)], buffer=8) as bus:
             await bus.publish(sequencer.seal([
-                TurnStarted(agent="a1", wire="gemini", model="g", endpoint_host="h",
+                TurnStarted(max_rounds=8, image_cap=20, placement="native", summary_instruction="S", agent="a1", wire="gemini", model="g", endpoint_host="h",
                             language="en", request="r"),
                 ToolResultRecorded(round=1, call_id="c", name="cam", ok=True, body="{}"),
             ]))
-            await bus.publish(sequencer.seal([TurnEnded(rounds=1)]))
+            await bus.publish(sequencer.seal([TurnEnded(rounds=1, stop="answered")]))
     assert lines == [
         "tool: agent=a1 round=1 name=cam ok=true body_chars=2",
         "turn: agent=a1 backend=gemini model=g rounds=1 stop=-",
@@ -111,10 +111,10 @@ async def test_the_log_writer_forgets_a_turn_once_it_has_ended() -> None:
     for turn in ("t1", "t2"):
         sequencer = Sequencer(turn, FixedClock())
         await writer.handle(sequencer.seal([
-            TurnStarted(agent="a", wire="gemini", model="g", endpoint_host="h", language="en",
+            TurnStarted(max_rounds=8, image_cap=20, placement="native", summary_instruction="S", agent="a", wire="gemini", model="g", endpoint_host="h", language="en",
                         request="r"),
         ]))
         assert writer.open_turns == 1
-        await writer.handle(sequencer.seal([TurnEnded(rounds=1)]))
+        await writer.handle(sequencer.seal([TurnEnded(rounds=1, stop="answered")]))
         assert writer.open_turns == 0
     assert lines == ["turn: agent=a backend=gemini model=g rounds=1 stop=-"] * 2

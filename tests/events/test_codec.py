@@ -5,7 +5,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from fuseforks.errors import NewerSchemaError
+from fuseforks.core.errors import NewerSchemaError
 from fuseforks.events.codec import (
     SCHEMA_VERSION,
     Envelope,
@@ -14,14 +14,17 @@ from fuseforks.events.codec import (
     encode_envelope,
     encode_event,
 )
-from fuseforks.events.jsonl import read_stream
 from fuseforks.events.types import (
     EVENT_TYPES,
     ImagesStripped,
+    RequestRefused,
+    RequestSent,
     ToolCalled,
     ToolResultRecorded,
+    TurnEnded,
     TurnStarted,
 )
+from fuseforks.stores.jsonl import read_stream
 from tests.events.samples import SAMPLES
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -80,3 +83,24 @@ def test_an_event_from_a_newer_schema_is_refused_not_misread() -> None:
     )
     with pytest.raises(NewerSchemaError, match="upgrade fuseforks"):
         decode_envelope(line)
+
+
+def test_version_1_stream_upcasts_its_implied_inputs_to_recorded_fields() -> None:
+    """Version 1 left the limits, the placement and the summary instruction to code and defaults;
+    version 2 records them. A resend is a summary call only when it follows one (turn context)."""
+    events = [e.event for e in read_stream(FIXTURES / "v1_turn.jsonl")]
+    started = events[0]
+    assert isinstance(started, TurnStarted)
+    assert (started.max_rounds, started.image_cap, started.placement) == (8, 20, "alternate")
+    assert started.summary_instruction == (
+        "本次请求的工具轮次已结束。请不要再调用任何工具，现在根据上面的工具结果回答用户。")
+    sent = [e for e in events if isinstance(e, RequestSent)]
+    assert [(s.purpose, s.summary) for s in sent] == [
+        ("round", False), ("resend", False), ("summary", True), ("resend", True)]
+    assert [type(e).__name__ for e in events] == [
+        "TurnStarted", "RoundStarted", "RequestSent", "JpegResent", "RequestSent", "RequestSent",
+        "RequestRefused", "RequestSent", "TurnEnded"]
+    refused = events[6]
+    assert isinstance(refused, RequestRefused) and refused.status == 413
+    ended = events[-1]
+    assert isinstance(ended, TurnEnded) and ended.stop == "answered" and ended.answer == "好"

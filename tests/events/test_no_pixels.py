@@ -10,11 +10,11 @@ import pytest
 from PIL import Image
 
 from fuseforks.events.codec import Envelope
-from fuseforks.events.memory_store import MemoryStore
 from fuseforks.events.privacy import PixelLeakError, elide_base64, find_pixel_leak
 from fuseforks.events.sequencer import FixedClock, Sequencer
-from fuseforks.events.sqlite_store import SqliteStore
 from fuseforks.events.types import EVENT_TYPES, ImageMeta, ToolResultRecorded
+from fuseforks.stores.memory import MemoryStore
+from fuseforks.stores.sqlite import SqliteStore
 
 ALLOWED = (
     msgspec.inspect.StrType,

@@ -6,15 +6,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from fuseforks.errors import ConcurrencyError
+from fuseforks.core.errors import ConcurrencyError
 from fuseforks.events.codec import Envelope
-from fuseforks.events.jsonl import export_turn, import_stream, read_stream
-from fuseforks.events.memory_store import MemoryStore
 from fuseforks.events.privacy import PixelLeakError
 from fuseforks.events.sequencer import FixedClock, Sequencer
-from fuseforks.events.sqlite_store import SqliteStore
-from fuseforks.events.store import EventStore
 from fuseforks.events.types import RoundStarted, ToolResultRecorded
+from fuseforks.stores.jsonl import export_turn, import_stream, read_stream
+from fuseforks.stores.memory import MemoryStore
+from fuseforks.stores.sqlite import SqliteStore
+from fuseforks.stores.store import EventStore
 from tests.events.samples import SAMPLES
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from fuseforks.errors import CorruptStoreError, NewerSchemaError, StreamFormatError
-from fuseforks.events.jsonl import read_stream
-from fuseforks.events.sqlite_store import SqliteStore
+from fuseforks.core.errors import CorruptStoreError, NewerSchemaError, StreamFormatError
+from fuseforks.stores.jsonl import read_stream
+from fuseforks.stores.sqlite import SqliteStore
 
 
 def digest(path: Path) -> str:
@@ -72,7 +72,7 @@ def test_a_stream_with_a_bad_line_in_the_middle_names_it(tmp_path) -> None:
 WRITER = """
 import sys
 from fuseforks.events.sequencer import FixedClock, Sequencer
-from fuseforks.events.sqlite_store import SqliteStore
+from fuseforks.stores.sqlite import SqliteStore
 from fuseforks.events.types import RoundStarted
 store = SqliteStore(sys.argv[1])
 n = 0

@@ -15,8 +15,8 @@ import pytest
 import pytest_asyncio
 from PIL import Image
 
-from fuseforks.engine.tool_output import ToolOutput
 from fuseforks.mcp import ToolHub
+from fuseforks.ports.tools import ToolOutput
 from tests.mcp.conftest import SERVERS, hosted_hub, http, http_server, stdio
 from tests.mcp.servers import pictures
 

@@ -13,8 +13,8 @@ import anyio
 import pytest
 from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 
-from fuseforks.engine.tool_output import ToolOutput
 from fuseforks.mcp import HttpServer, StdioServer, ToolHub
+from fuseforks.ports.tools import ToolOutput
 from tests.mcp.conftest import camera_stdio, free_port, stdio
 
 MISSING = "/nonexistent/fuseforks-no-such-server"

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from fuseforks.engine.tool_output import ToolOutput
 from fuseforks.mcp import HttpServer, ToolHub
+from fuseforks.ports.tools import ToolOutput
 from tests.mcp.conftest import SERVERS, http, http_server
 from tests.mcp.servers import pictures
 

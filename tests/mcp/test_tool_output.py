@@ -10,12 +10,8 @@ import base64
 
 from mcp.types import AudioContent, ImageContent, ResourceLink, TextContent
 
-from fuseforks.engine.tool_output import (
-    ToolOutput,
-    fault_output,
-    render_tool_output,
-    render_tool_output_async,
-)
+from fuseforks.mcp.render import render_tool_output, render_tool_output_async
+from fuseforks.ports.tools import ToolOutput, fault_output
 from tests.mcp.servers import pictures
 
 

@@ -22,7 +22,7 @@ def test_the_log_projection_of_every_event_kind() -> None:
 
 
 def test_images_field_appears_only_when_the_result_carried_images() -> None:
-    start = TurnStarted(agent="a", wire="gemini", model="g", endpoint_host="h", language="en",
+    start = TurnStarted(max_rounds=8, image_cap=20, placement="native", summary_instruction="S", agent="a", wire="gemini", model="g", endpoint_host="h", language="en",
                         request="r")
     text_only = ToolResultRecorded(round=1, call_id="c", name="status", ok=True, body="ready")
     with_image = ToolResultRecorded(round=1, call_id="d", name="cam", ok=True, body="",

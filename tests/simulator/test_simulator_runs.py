@@ -13,11 +13,11 @@ import msgspec
 import pytest
 from PIL import Image
 
-from fuseforks.engine.vault import ImageVault
+from fuseforks.core.canonical import ChatRequest, UserMessage
+from fuseforks.images.vault import ImageVault
 from fuseforks.simulator import Script, run_simulator
 from fuseforks.simulator.eyes import describe
 from fuseforks.wires import WIRES, Endpoint, get_wire
-from fuseforks.wires.canonical import ChatRequest, UserMessage
 from fuseforks.wires.http import ProviderClient, RetryPolicy
 from tests.wires.helpers import TOOLS, snapshot_request, two_colour
 

@@ -8,7 +8,7 @@ import httpx
 import msgspec
 import pytest
 
-from fuseforks.engine.vault import ImageVault
+from fuseforks.images.vault import ImageVault
 from fuseforks.simulator import run_simulator
 from fuseforks.wires import WIRES, Endpoint, get_wire
 from tests.wires.helpers import snapshot_request, two_colour

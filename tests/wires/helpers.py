@@ -6,8 +6,7 @@ import io
 
 from PIL import Image
 
-from fuseforks.engine.vault import ImageVault
-from fuseforks.wires.canonical import (
+from fuseforks.core.canonical import (
     AssistantMessage,
     ChatRequest,
     ImageRef,
@@ -16,6 +15,7 @@ from fuseforks.wires.canonical import (
     ToolSpec,
     UserMessage,
 )
+from fuseforks.images.vault import ImageVault
 
 GREEN = (0, 255, 0)
 MAGENTA = (255, 0, 255)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import msgspec
 import pytest
 
+from fuseforks.core.canonical import ChatResponse, ToolCall, Usage
+from fuseforks.ports.errors import WireGarbage, WireRejected, WireRetryable
 from fuseforks.wires import WIRES, get_wire
-from fuseforks.wires.canonical import ChatResponse, ToolCall, Usage
-from fuseforks.wires.errors import WireGarbage, WireRejected, WireRetryable
 
 J = msgspec.json.encode
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from fuseforks.engine.vault import ImageVault
+from fuseforks.core.canonical import AssistantMessage, ChatRequest, ToolResultMessage, UserMessage
+from fuseforks.images.vault import ImageVault
 from fuseforks.simulator import Script, run_simulator
 from fuseforks.wires import WIRES, Endpoint
-from fuseforks.wires.canonical import AssistantMessage, ChatRequest, ToolResultMessage, UserMessage
 from fuseforks.wires.http import ProviderClient, RetryPolicy
 from tests.wires.helpers import TOOLS, caption, two_colour, two_colour_jpeg
 

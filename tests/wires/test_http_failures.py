@@ -8,12 +8,12 @@ import time
 import httpx
 import pytest
 
-from fuseforks.engine.vault import ImageVault
+from fuseforks.images.vault import ImageVault
+from fuseforks.ports.errors import WireError, WireGarbage, WireRejected, WireUnavailable
+from fuseforks.ports.notices import JpegResendNotice, RetryNotice, RetryStop
 from fuseforks.simulator import Fault, run_simulator
 from fuseforks.wires import WIRES, Endpoint
-from fuseforks.wires.errors import WireError, WireGarbage, WireRejected, WireUnavailable
 from fuseforks.wires.http import ProviderClient, RetryPolicy
-from fuseforks.wires.notices import AttachmentFallback, RetryNotice, RetryStop
 from tests.wires.helpers import snapshot_request, tool_round, two_colour
 
 FAST = RetryPolicy(max_attempts=5, base_delay=0.001, max_delay=0.01)
@@ -23,13 +23,13 @@ class Notes:
     def __init__(self) -> None:
         self.retries: list[RetryNotice] = []
         self.stops: list[RetryStop] = []
-        self.fallbacks: list[AttachmentFallback] = []
+        self.fallbacks: list[JpegResendNotice] = []
 
     def client(self, wire: str, url: str, key: str = "test-key",
                policy: RetryPolicy = FAST) -> ProviderClient:
         return ProviderClient(wire, Endpoint(url, key), policy=policy,
                               on_retry=self.retries.append, on_retry_stop=self.stops.append,
-                              on_attachment_fallback=self.fallbacks.append)
+                              on_jpeg_resend=self.fallbacks.append)
 
 
 async def test_429_with_retry_after_is_waited_out_then_succeeds() -> None:
@@ -161,7 +161,7 @@ async def test_openai_compat_webp_refused_is_resent_once_as_jpeg() -> None:
     assert [r.status for r in sim.received] == [400, 200]
     assert b"data:image/jpeg;base64," in sim.received[1].body
     assert b"image/webp" not in sim.received[1].body
-    assert notes.fallbacks == [AttachmentFallback(
+    assert notes.fallbacks == [JpegResendNotice(
         wire="openai-compat", model="sim-no-webp", host="127.0.0.1", converted=1)]
     assert notes.stops == []
 

@@ -14,7 +14,7 @@ import jsonschema
 import msgspec
 import pytest
 
-from fuseforks.engine.vault import ImageVault
+from fuseforks.images.vault import ImageVault
 from fuseforks.wires import Endpoint, get_wire
 from tests.wires.test_sdk_shapes import rich_request
 

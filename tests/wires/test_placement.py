@@ -13,9 +13,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from fuseforks.engine.vault import ImageVault
+from fuseforks.core.canonical import ChatRequest, ToolResultMessage
+from fuseforks.images.vault import ImageVault
 from fuseforks.wires import WIRES, Endpoint, get_wire
-from fuseforks.wires.canonical import ChatRequest, ToolResultMessage
 from tests.wires.helpers import caption, tool_round, two_colour_jpeg
 
 ENDPOINT = Endpoint(base_url="https://example.test/v1", api_key="k")

@@ -20,9 +20,7 @@ from google.genai import types as genai
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 
-from fuseforks.engine.vault import ImageVault
-from fuseforks.wires import WIRES, Endpoint, get_wire
-from fuseforks.wires.canonical import (
+from fuseforks.core.canonical import (
     AssistantMessage,
     ChatRequest,
     SystemMessage,
@@ -30,6 +28,8 @@ from fuseforks.wires.canonical import (
     ToolResultMessage,
     UserMessage,
 )
+from fuseforks.images.vault import ImageVault
+from fuseforks.wires import WIRES, Endpoint, get_wire
 from tests.wires.helpers import TOOLS, caption, two_colour, two_colour_jpeg
 from tests.wires.strict_types import validate_strict
 

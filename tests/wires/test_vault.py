@@ -7,7 +7,7 @@ import hashlib
 
 import pytest
 
-from fuseforks.engine.vault import ImageVault
+from fuseforks.images.vault import ImageVault
 from tests.wires.helpers import two_colour_jpeg
 
 

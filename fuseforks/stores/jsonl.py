@@ -13,9 +13,9 @@ from typing import IO
 
 import msgspec
 
-from fuseforks.errors import FuseforksError, StreamFormatError
-from fuseforks.events.codec import Envelope, decode_envelope, encode_envelope
-from fuseforks.events.store import EventStore
+from fuseforks.core.errors import FuseforksError, StreamFormatError
+from fuseforks.events.codec import Envelope, TurnContexts, decode_envelope, encode_envelope
+from fuseforks.stores.store import EventStore
 
 
 def write_stream(envelopes: Iterable[Envelope], out: IO[bytes]) -> int:
@@ -33,11 +33,12 @@ def read_stream(path: str | Path) -> list[Envelope]:
     lines = data.split(b"\n")
     complete = data.endswith(b"\n")
     envelopes: list[Envelope] = []
+    contexts = TurnContexts()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            envelopes.append(decode_envelope(line))
+            envelopes.append(decode_envelope(line, contexts))
         except (msgspec.DecodeError, msgspec.ValidationError, FuseforksError) as error:
             last = number == len(lines) and not complete
             what = "truncated last line" if last else "unreadable line"

@@ -1,4 +1,4 @@
-"""Shared types for tool-result images (issue 3).
+"""Shared types for tool-result images.
 
 A kept image lives in memory for one turn only; a dropped image carries only a reason and a short
 human detail so instruments can say why without ever holding bytes.
@@ -6,11 +6,9 @@ human detail so instruments can say why without ever holding bytes.
 
 from __future__ import annotations
 
-from typing import Literal
-
 import msgspec
 
-DropReason = Literal["unreadable", "unsupported_format", "too_large", "too_many"]
+from fuseforks.core.names import DropReason, ImagePath
 
 
 class NormalizedImage(msgspec.Struct, frozen=True):
@@ -22,7 +20,7 @@ class NormalizedImage(msgspec.Struct, frozen=True):
     height: int
     size: int  # len(data)
     digest: str  # sha256 hex of data
-    path: Literal["pass_through", "re_encoded"]
+    path: ImagePath
     source_format: str  # detected input format, e.g. "JPEG", "PNG", "WEBP"
     source_size: int  # decoded input byte count
 
@@ -52,9 +50,3 @@ class ResultImages(msgspec.Struct, frozen=True):
     dropped: list[DroppedImage]
 
 
-# The limits of SPEC §4, shared by the normalizer and the texts that name them.
-MAX_EDGE_PX = 1568  # long edge sent to a model
-MAX_BYTES = 2 * 1024 * 1024  # size of one sent image
-MAX_IMAGES_PER_RESULT = 4  # kept images per tool result; the rest are `too_many`
-DECODE_MAX_EDGE_PX = 16_384  # declared edge above this is `too_large` without decoding
-INPUT_MAX_BYTES = 64 * 1024 * 1024  # decoded input above this is `too_large` before decoding

@@ -18,18 +18,19 @@ from pathlib import Path
 import msgspec
 import sqlite_utils
 
-from fuseforks.errors import ConcurrencyError, CorruptStoreError, NewerSchemaError, StoreError
-from fuseforks.events import audit_sql
+from fuseforks.core.errors import ConcurrencyError, CorruptStoreError, NewerSchemaError, StoreError
 from fuseforks.events.codec import SCHEMA_VERSION, Envelope, decode_event, encode_event
 from fuseforks.events.privacy import PixelLeakError, find_pixel_leak
-from fuseforks.events.store import TurnInfo, check_continuation
 from fuseforks.events.types import TurnEvent
-from fuseforks.projections.audit import ImageDelivery, ImageOrigin
+from fuseforks.projections.audit import DeliveryRow, OriginRow
+from fuseforks.stores import audit_sql
+from fuseforks.stores.store import TurnInfo, check_continuation
 
-STORE_VERSION = 2
+STORE_VERSION = 3
 """Version of the table layout (not of the events, which carry their own version).
-1: events only. 2: adds the image index (kept by triggers) and the audit views; a version-1 store
-is upgraded in place when opened, its index backfilled from its events."""
+1: events only. 2: adds the image index (kept by triggers) and the audit views. 3: the views read
+events of both event versions 1 and 2. An older store is upgraded in place when opened: views are
+created again, the index backfilled from the events; no event is rewritten."""
 
 _decode_current = msgspec.json.Decoder(TurnEvent).decode
 _META = "fuseforks_meta"
@@ -105,6 +106,8 @@ class SqliteStore:
 
     def _upgrade(self) -> None:
         with self.db.atomic():
+            for view in audit_sql.VIEWS:
+                self.db.execute(f"DROP VIEW IF EXISTS {view}")
             for statement in audit_sql.SCHEMA:
                 self.db.execute(statement)
             self.db.execute(audit_sql.BACKFILL)
@@ -154,13 +157,18 @@ class SqliteStore:
                 "WHERE turn_id = ? AND seq > ? ORDER BY seq",
                 [turn_id, after],
             ).fetchall()
+        if after and any(version != SCHEMA_VERSION for _, version, _, _ in rows):
+            # Older events are upcast with their turn's context, which starts at seq 1.
+            return [e for e in self.read(turn_id) if e.seq > after]
         decode = _decode_current
+        context: dict[str, object] = {}
         return [
             Envelope(
                 turn_id=turn_id,
                 seq=seq,
                 at=at,
-                event=decode(body) if version == SCHEMA_VERSION else decode_event(body, version),
+                event=decode(body) if version == SCHEMA_VERSION
+                else decode_event(body, version, context),
             )
             for seq, version, at, body in rows
         ]
@@ -185,18 +193,18 @@ class SqliteStore:
 
     # --- audit (SQL over the same events; see fuseforks.projections.audit) -----------------------
 
-    def image_origins(self, digest: str) -> list[ImageOrigin]:
+    def image_origins(self, digest: str) -> list[OriginRow]:
         sql, params = audit_sql.origins_by_digest(digest)
-        return msgspec.convert(self._rows(sql, params), list[ImageOrigin])
+        return msgspec.convert(self._rows(sql, params), list[OriginRow])
 
     def image_deliveries(self, *, digest: str | None = None, wire: str | None = None,
                          model: str | None = None, tool: str | None = None,
-                         since: str | None = None) -> list[ImageDelivery]:
+                         since: str | None = None) -> list[DeliveryRow]:
         sql, params = audit_sql.deliveries_where(digest, wire, model, tool, since)
         rows = self._rows(sql, params)
         for row in rows:
             row["stripped"] = bool(row["stripped"])
-        return msgspec.convert(rows, list[ImageDelivery])
+        return msgspec.convert(rows, list[DeliveryRow])
 
     def _rows(self, sql: str, params: list[str]) -> list[dict[str, object]]:
         with self._lock, self._translate("audit"):

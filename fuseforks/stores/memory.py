@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fuseforks.events.codec import Envelope
-from fuseforks.events.store import TurnInfo, check_continuation
+from fuseforks.stores.store import TurnInfo, check_continuation
 
 
 class MemoryStore:

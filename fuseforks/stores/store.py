@@ -12,7 +12,7 @@ from typing import Protocol
 
 import msgspec
 
-from fuseforks.errors import ConcurrencyError
+from fuseforks.core.errors import ConcurrencyError
 from fuseforks.events.codec import Envelope
 
 

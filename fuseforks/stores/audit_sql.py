@@ -8,7 +8,7 @@ give the same rows as `fuseforks.projections.audit`, for the `sqlite-utils` CLI 
 
 from __future__ import annotations
 
-from fuseforks.projections.audit import ImageDelivery, ImageOrigin
+from fuseforks.projections.audit import DeliveryRow, OriginRow
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS image_index (
@@ -58,11 +58,12 @@ SCHEMA = [
                coalesce(c.tool, '') AS tool,
                CASE (SELECT n.kind FROM events n
                      WHERE n.turn_id = e.turn_id AND n.seq > e.seq
-                       AND n.kind IN ('ResponseReceived', 'WireRejected400', 'RequestSent',
-                                      'TurnEnded')
+                       AND n.kind IN ('ResponseReceived', 'RequestRefused', 'WireRejected400',
+                                      'RequestSent', 'TurnEnded')
                      ORDER BY n.seq LIMIT 1)
                    WHEN 'ResponseReceived' THEN 'received'
-                   WHEN 'WireRejected400' THEN 'refused'
+                   WHEN 'RequestRefused' THEN 'refused'
+                   WHEN 'WireRejected400' THEN 'refused'  -- its name in event version 1
                    ELSE 'unanswered' END AS outcome,
                EXISTS (SELECT 1 FROM events s
                        WHERE s.turn_id = e.turn_id AND s.kind = 'ImagesStripped' AND s.seq > e.seq
@@ -76,16 +77,19 @@ SCHEMA = [
         WHERE e.kind = 'RequestSent'""",
 ]
 
+VIEWS = ("tool_calls", "image_origins", "image_deliveries")
+"""Dropped and created again when the store layout is upgraded (views hold no data)."""
+
 BACKFILL = """INSERT OR IGNORE INTO image_index(digest, turn_id, seq, role)
     SELECT json_extract(i.value, '$.digest'), e.turn_id, e.seq,
            CASE e.kind WHEN 'RequestSent' THEN 'delivery' ELSE 'origin' END
     FROM events e JOIN json_each(e.body, '$.images') i
     WHERE e.kind IN ('RequestSent', 'ImagesNormalized')"""
 
-_ORIGIN_COLUMNS = ", ".join(ImageOrigin.__struct_fields__)
+_ORIGIN_COLUMNS = ", ".join(OriginRow.__struct_fields__)
 _DELIVERY_COLUMNS = ", ".join(
     f"CAST({f} AS INTEGER) AS {f}" if f == "stripped" else f
-    for f in ImageDelivery.__struct_fields__
+    for f in DeliveryRow.__struct_fields__
 )
 
 

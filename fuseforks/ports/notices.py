@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fuseforks.core.names import WireName
+
 
 @dataclass(frozen=True, slots=True)
 class RetryNotice:
-    wire: str
+    wire: WireName
     model: str
     host: str
     attempt: int
@@ -23,10 +25,9 @@ class RetryNotice:
     delay: float
 
 
-
 @dataclass(frozen=True, slots=True)
 class RetryStop:
-    wire: str
+    wire: WireName
     model: str
     host: str
     attempts: int
@@ -36,10 +37,11 @@ class RetryStop:
     images_rejected: bool
 
 
-
 @dataclass(frozen=True, slots=True)
-class AttachmentFallback:
-    wire: str
+class JpegResendNotice:
+    """openai-compat: a 400 to a request with WebP images is being resent once as JPEG."""
+
+    wire: WireName
     model: str
     host: str
     converted: int

@@ -79,7 +79,7 @@ class ChatRequest(msgspec.Struct, frozen=True, kw_only=True):
     temperature: float | None = None
 
 
-class Usage(msgspec.Struct, frozen=True, kw_only=True):
+class Usage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import anyio
 
-from fuseforks.events.bus import Batch
-from fuseforks.events.store import EventStore
+from fuseforks.bus.bus import Batch
 from fuseforks.events.types import TurnEnded
 from fuseforks.projections.log import LogState, evolve_log
+from fuseforks.stores.store import EventStore
 
 
 class StoreWriter:

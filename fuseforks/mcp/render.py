@@ -1,6 +1,6 @@
-"""What one tool call gives the turn layer: text for the model, images to send, drops to report.
+"""An MCP result as the turn layer takes it: text for the model, images to send, drops to report.
 
-`render_tool_output` turns an MCP `CallToolResult`'s content into a `ToolOutput` (SPEC §4, seed D7):
+`render_tool_output` turns an MCP `CallToolResult`'s content into a `ToolOutput`:
 text blocks joined by newlines, images through the normalizer (at most four kept), and a sentence in
 the village language for everything the text alone would hide — an image-only result, an empty
 result, an `isError` result, audio or an embedded resource (noted, never dumped), each dropped
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import msgspec
 from mcp.types import (
     AudioContent,
     ContentBlock,
@@ -22,33 +21,14 @@ from mcp.types import (
     TextContent,
 )
 
-from fuseforks.engine.image_types import DroppedImage, NormalizedImage, ResultImages
-from fuseforks.engine.images import normalize_result_images, normalize_result_images_async
-from fuseforks.engine.texts import texts
+from fuseforks.core.names import Language
+from fuseforks.core.texts import texts
+from fuseforks.images.normalize import normalize_result_images, normalize_result_images_async
+from fuseforks.images.types import ResultImages
+from fuseforks.ports.tools import ToolOutput, error_text
 
 
-class ToolOutput(msgspec.Struct, frozen=True, kw_only=True):
-    """One tool call's output. Built-in tools set only `text`."""
-
-    text: str  # what the model reads
-    images: list[NormalizedImage] = []  # what will be sent, at most four
-    dropped: list[DroppedImage] = []  # for instruments only; the model learns of them from `text`
-    is_error: bool = False
-    fault: str | None = None  # one-line reason when no result came from the server
-
-
-def fault_output(reason: str, language: str) -> ToolOutput:
-    """A tool error for a call that produced no result (crash, timeout, unknown tool, ...)."""
-    return ToolOutput(text=_error_text(reason, language), is_error=True, fault=reason)
-
-
-def _error_text(body: str, language: str) -> str:
-    prefix = texts(language).tool_error_prefix()
-    separator = "" if prefix.endswith("：") else " "
-    return f"{prefix}{separator}{body}"
-
-
-def _split(content: Sequence[ContentBlock], language: str) -> tuple[list[str], list[str]]:
+def _split(content: Sequence[ContentBlock], language: Language) -> tuple[list[str], list[str]]:
     """Text parts in block order (notes for what cannot be carried) and the image payloads."""
     t = texts(language)
     parts: list[str] = []
@@ -69,7 +49,7 @@ def _split(content: Sequence[ContentBlock], language: str) -> tuple[list[str], l
     return parts, images
 
 
-def _assemble(parts: list[str], result: ResultImages, is_error: bool, language: str) -> ToolOutput:
+def _assemble(parts: list[str], result: ResultImages, is_error: bool, language: Language) -> ToolOutput:
     t = texts(language)
     body = "\n".join(parts)
     if not body:
@@ -80,12 +60,12 @@ def _assemble(parts: list[str], result: ResultImages, is_error: bool, language: 
     notes = [t.dropped_note(d.reason, d.index) for d in result.dropped]
     text = "\n".join([body, *notes] if body else notes)
     if is_error:
-        text = _error_text(text, language)
+        text = error_text(text, language)
     return ToolOutput(text=text, images=result.kept, dropped=result.dropped, is_error=is_error)
 
 
 def render_tool_output(
-    content: Sequence[ContentBlock], is_error: bool, language: str
+    content: Sequence[ContentBlock], is_error: bool, language: Language
 ) -> ToolOutput:
     """The tool output of an MCP result, normalizing images on the calling thread."""
     parts, images = _split(content, language)
@@ -93,7 +73,7 @@ def render_tool_output(
 
 
 async def render_tool_output_async(
-    content: Sequence[ContentBlock], is_error: bool, language: str
+    content: Sequence[ContentBlock], is_error: bool, language: Language
 ) -> ToolOutput:
     """`render_tool_output` with image work in worker threads (large images do not block the loop)."""
     parts, images = _split(content, language)

@@ -15,14 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from fuseforks.engine.image_types import MAX_IMAGES_PER_RESULT, DropReason
+from fuseforks.core.media import MAX_IMAGES_PER_RESULT
+from fuseforks.core.names import DROP_REASONS, LANGUAGES, DropReason, Language
 
-Language = Literal["ja", "en", "zh"]
 NonTextKind = Literal["audio", "resource"]
 
-SUPPORTED_LANGUAGES: tuple[str, ...] = get_args(Language)
 _KINDS: tuple[str, ...] = get_args(NonTextKind)
-_REASONS: tuple[str, ...] = get_args(DropReason)
+_REASONS: tuple[str, ...] = DROP_REASONS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -209,5 +208,5 @@ def texts(language: str) -> Texts:
         return _TEXTS[language]
     except KeyError:
         raise ValueError(
-            f"unsupported language {language!r}; supported: {', '.join(SUPPORTED_LANGUAGES)}"
+            f"unsupported language {language!r}; supported: {', '.join(LANGUAGES)}"
         ) from None

@@ -13,7 +13,7 @@ import hashlib
 
 import msgspec
 
-from fuseforks.wires.canonical import ImageRef
+from fuseforks.core.canonical import ImageRef
 
 
 class ImageVault:

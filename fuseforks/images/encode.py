@@ -13,10 +13,8 @@ import io
 
 from PIL import Image, ImageChops, ImageCms
 
-from fuseforks.engine.image_types import DECODE_MAX_EDGE_PX, MAX_EDGE_PX
-from fuseforks.engine.images_probe import damaged_ancillary_png_chunks
-
-JPEG_QUALITY = 85
+from fuseforks.core.media import DECODE_MAX_EDGE_PX, JPEG_QUALITY, MAX_EDGE_PX
+from fuseforks.images.probe import damaged_ancillary_png_chunks
 
 # Pillow refuses (or warns about) images above MAX_IMAGE_PIXELS in Image.open. Our own guard
 # (no edge over 16,384 px, checked from the header before Pillow sees the bytes) is the limit we

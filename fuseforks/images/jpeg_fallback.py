@@ -8,17 +8,13 @@ The JPEG goes into the same per-turn vault, so a later round reuses its cached b
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 from PIL import Image
 
-from fuseforks.wires.canonical import ChatRequest, ImageRef, ToolResultMessage
-
-if TYPE_CHECKING:
-    from fuseforks.engine.vault import ImageVault
-
-JPEG_QUALITY = 85
+from fuseforks.core.canonical import ChatRequest, ImageRef, ToolResultMessage
+from fuseforks.core.media import JPEG_QUALITY
+from fuseforks.images.vault import ImageVault
 
 
 def has_webp(request: ChatRequest) -> bool:

@@ -24,22 +24,20 @@ import anyio
 import anyio.to_thread
 from PIL import Image
 
-from fuseforks.engine.image_types import (
+from fuseforks.core.media import (
     DECODE_MAX_EDGE_PX,
     INPUT_MAX_BYTES,
     MAX_BYTES,
     MAX_EDGE_PX,
     MAX_IMAGES_PER_RESULT,
-    DroppedImage,
-    DropReason,
-    NormalizedImage,
-    ResultImages,
+    MEDIA_TYPES,
 )
-from fuseforks.engine.images_encode import DeclaredTooLarge, reencode
-from fuseforks.engine.images_probe import ProbeError, probe, sniff_format
+from fuseforks.core.names import DropReason
+from fuseforks.images.encode import DeclaredTooLarge, reencode
+from fuseforks.images.probe import ProbeError, probe, sniff_format
+from fuseforks.images.types import DroppedImage, NormalizedImage, ResultImages
 
 CARRIED_FORMATS = frozenset({"JPEG", "PNG", "WEBP"})
-_MEDIA_TYPES = {"JPEG": "image/jpeg", "WEBP": "image/webp"}
 _DROP_WHITESPACE = str.maketrans("", "", " \t\r\n\v\f")
 _BASE64_SLICE = 1024 * 1024  # characters; a multiple of 4
 
@@ -197,7 +195,7 @@ def _decide(data: ImageBlock, index: int) -> Outcome:
         return _drop("too_large", index, fmt, detail)
 
     if (
-        fmt in _MEDIA_TYPES
+        fmt in MEDIA_TYPES
         and not header.animated
         and header.intact
         and max(header.width, header.height) <= MAX_EDGE_PX
@@ -205,7 +203,7 @@ def _decide(data: ImageBlock, index: int) -> Outcome:
     ):
         return NormalizedImage(
             data=raw,
-            media_type=_MEDIA_TYPES[fmt],
+            media_type=MEDIA_TYPES[fmt],
             width=header.width,
             height=header.height,
             size=len(raw),

@@ -1,0 +1,65 @@
+"""The closed sets of names the project reasons with, as literals a type checker holds us to.
+
+A language, a wire, a placement, a stop reason or a drop reason is never a free string: an event
+field, a function parameter and a CLI option all take one of these, and `parse_*` turns user input
+into one with an error that lists the choices.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypeVar, get_args
+
+Language = Literal["ja", "en", "zh"]
+"""The village language: the language of every sentence fuseforks adds to what the model reads."""
+
+WireName = Literal[
+    "anthropic",
+    "openai-compat",
+    "gemini",
+    "openai-responses",
+    "xai-responses",
+    "meta-responses",
+    "perplexity-responses",
+]
+"""A provider request format; also the `backend=` value of the log."""
+
+Placement = Literal["native", "alternate"]
+"""Native: a tool result's images sit inside the tool result. Alternate: a user-role message right
+after the tool results carries them, with a caption."""
+
+DropReason = Literal["unreadable", "unsupported_format", "too_large", "too_many"]
+ImagePath = Literal["pass_through", "re_encoded"]
+RequestPurpose = Literal["round", "resend", "summary"]
+FallbackOutcome = Literal["ok", "failed"]
+
+StopReason = Literal["answered", "tool_limit", "repeat", "error", "aborted"]
+"""Why a turn ended. `answered`: the model answered without asking for a tool."""
+
+LANGUAGES: tuple[Language, ...] = get_args(Language)
+WIRE_NAMES: tuple[WireName, ...] = get_args(WireName)
+STOP_REASONS: tuple[StopReason, ...] = get_args(StopReason)
+DROP_REASONS: tuple[DropReason, ...] = get_args(DropReason)
+
+DEFAULT_MAX_ROUNDS = 8
+"""Tool rounds a turn may run before the closing summary call."""
+DEFAULT_IMAGE_CAP = 20
+"""Tool images one request may carry; older ones are taken off first."""
+REPEAT_LIMIT = 3
+"""The same tool-result identity this many times stops the loop."""
+
+_T = TypeVar("_T", bound=str)
+
+
+def _parse(value: str, choices: tuple[_T, ...], what: str) -> _T:
+    for choice in choices:
+        if value == choice:
+            return choice
+    raise ValueError(f"unknown {what} {value!r}; known: {', '.join(choices)}")
+
+
+def parse_language(value: str) -> Language:
+    return _parse(value, LANGUAGES, "village language")
+
+
+def parse_wire(value: str) -> WireName:
+    return _parse(value, WIRE_NAMES, "wire")

@@ -1,0 +1,44 @@
+"""The tool port: the tools a turn offers, and one call's output as the turn layer takes it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import msgspec
+
+from fuseforks.core.names import Language
+from fuseforks.core.texts import texts
+from fuseforks.events.types import ToolSpecRecord
+from fuseforks.images.types import DroppedImage, NormalizedImage
+
+
+class ToolOutput(msgspec.Struct, frozen=True, kw_only=True):
+    """One tool call's output: text for the model, images to send, drops to report."""
+
+    text: str  # what the model reads
+    images: list[NormalizedImage] = []  # what will be sent, at most four
+    dropped: list[DroppedImage] = []  # for instruments only; the model learns of them from `text`
+    is_error: bool = False
+    fault: str | None = None  # one-line reason when no result came from the server
+
+
+def error_text(body: str, language: Language) -> str:
+    """`body` behind the village language's "the tool returned an error" prefix."""
+    prefix = texts(language).tool_error_prefix()
+    separator = "" if prefix.endswith("：") else " "
+    return f"{prefix}{separator}{body}"
+
+
+def fault_output(reason: str, language: Language) -> ToolOutput:
+    """A tool error for a call that produced no result (crash, timeout, unknown tool, ...)."""
+    return ToolOutput(text=error_text(reason, language), is_error=True, fault=reason)
+
+
+class ToolPort(Protocol):
+    def tool_specs(self) -> Sequence[ToolSpecRecord]: ...
+
+    def server_of(self, name: str) -> str: ...
+
+    async def call(self, name: str, arguments: dict[str, Any], language: Language) -> ToolOutput:
+        """Every failure is a tool-error output, never an exception."""
