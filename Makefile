@@ -23,6 +23,7 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check fuseforks tests benchmarks
 	$(BIN)/mypy fuseforks
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.installed-test
