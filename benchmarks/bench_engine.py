@@ -89,7 +89,7 @@ async def one_turn(frames: list[NormalizedImage], bus: Bus) -> list[float]:
 async def run() -> list[float]:
     frames = [frame(n) for n in range(40)]
     per_round: list[float] = []
-    async with Bus([StoreWriter(MemoryStore())]) as bus:
+    async with Bus([], required=[StoreWriter(MemoryStore())]) as bus:
         for _ in range(TURNS):
             per_round += await one_turn(frames, bus)
     return per_round

@@ -43,7 +43,7 @@ async def load_with_large_images(db: Path, log: Path) -> None:
                           policy=FAST)
         writer = LogWriter.to_file(log)
         with SqliteStore(db) as store:
-            async with Bus([StoreWriter(store), writer]) as bus, anyio.create_task_group() as g:
+            async with Bus([writer], required=[StoreWriter(store)]) as bus, anyio.create_task_group() as g:
                 for index in range(10):
                     turn = Turn(TurnSpec(agent=f"load_{index}", request="look"), model,
                                 HubTools(hub), publish=bus.publish)

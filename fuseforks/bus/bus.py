@@ -1,23 +1,27 @@
 """The message bus: the engine publishes batches of envelopes; each subscriber consumes in order.
 
-One anyio memory object stream per subscriber, zero buffer by default — so a slow subscriber holds
-the publisher back (backpressure) instead of letting memory grow. A subscriber that raises is cut
-off and recorded in `failures`; the others, the store writer among them, keep what they had and go
-on. Leaving the `async with` closes every stream, which ends every subscriber cleanly.
+Two kinds of subscriber. A *required* one (the store writer) is the record: `publish` hands it the
+batch itself and returns only when it has handled it, so a commit is durable before the engine's
+next side effect; if it fails, `publish` raises `RecordingFailed` and the turn stops — nothing
+claims success for a turn that is not recorded. Every other subscriber (log file, console) gets
+one anyio memory object stream, zero buffer by default, so a slow one holds the publisher back
+(backpressure) instead of letting memory grow. One that raises is cut off, recorded in `failures`
+and reported once through `on_failure`; the turn goes on. Leaving the `async with` closes every
+stream, which ends every subscriber cleanly.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from types import TracebackType
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from typing import Protocol
 
 import anyio
 import msgspec
-from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from fuseforks.core.errors import RecordingFailed
 from fuseforks.events.codec import Envelope
 
 Batch = Sequence[Envelope]
@@ -35,33 +39,68 @@ class SubscriberFailure(msgspec.Struct, frozen=True):
     last_seq_handled: int
 
 
-class Bus:
-    def __init__(self, subscribers: Sequence[Subscriber], *, buffer: float = 0) -> None:
+def _describe(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+class Bus(anyio.AsyncContextManagerMixin):
+    def __init__(
+        self,
+        subscribers: Sequence[Subscriber],
+        *,
+        required: Sequence[Subscriber] = (),
+        buffer: float = 0,
+        on_failure: Callable[[SubscriberFailure], None] | None = None,
+    ) -> None:
         if buffer < 0 or (buffer != math.inf and int(buffer) != buffer):
             raise ValueError("buffer must be a whole number >= 0 or math.inf")
         self._subscribers = list(subscribers)
+        self._required = list(required)
         self._buffer = buffer
+        self._on_failure = on_failure
         self._senders: list[tuple[Subscriber, MemoryObjectSendStream[Batch]]] = []
-        self._group: TaskGroup | None = None
         self.failures: list[SubscriberFailure] = []
+        self._broken: RecordingFailed | None = None
 
-    async def __aenter__(self) -> Bus:
-        self._group = anyio.create_task_group()
-        await self._group.__aenter__()
-        for subscriber in self._subscribers:
-            send, receive = anyio.create_memory_object_stream[Batch](self._buffer)
-            self._senders.append((subscriber, send))
-            self._group.start_soon(self._consume, subscriber, receive)
-        return self
+    @asynccontextmanager
+    async def __asynccontextmanager__(self) -> AsyncIterator[Bus]:
+        async with anyio.create_task_group() as group:
+            for subscriber in self._subscribers:
+                send, receive = anyio.create_memory_object_stream[Batch](self._buffer)
+                self._senders.append((subscriber, send))
+                group.start_soon(self._consume, subscriber, receive)
+            try:
+                yield self
+            finally:
+                for _, send in self._senders:
+                    await send.aclose()
+                self._senders.clear()
 
     async def publish(self, batch: Batch) -> None:
-        """Hand `batch` to every live subscriber, in subscription order."""
+        """Record `batch` with every required subscriber, then hand it to the others in order.
+
+        Raises `RecordingFailed` when a required subscriber failed, now or on an earlier batch."""
+        if self._broken is not None:
+            raise self._broken
+        for subscriber in self._required:
+            try:
+                await subscriber.handle(batch)
+            except Exception as error:
+                self._fail(subscriber, error, batch[0].seq - 1 if batch else 0)
+                self._broken = RecordingFailed(f"{subscriber.name}: {error}")
+                raise self._broken from error
         for subscriber, send in list(self._senders):
             try:
                 await send.send(batch)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self._senders.remove((subscriber, send))
                 await send.aclose()
+
+    def _fail(self, subscriber: Subscriber, error: BaseException, last_seq: int) -> None:
+        failure = SubscriberFailure(subscriber.name, _describe(error), last_seq)
+        self.failures.append(failure)
+        if self._on_failure is not None:
+            self._on_failure(failure)
 
     async def _consume(self, subscriber: Subscriber, receive: MemoryObjectReceiveStream[Batch]) -> None:
         last_seq = 0
@@ -70,21 +109,7 @@ class Bus:
                 try:
                     await subscriber.handle(batch)
                 except Exception as error:
-                    self.failures.append(
-                        SubscriberFailure(subscriber.name, f"{type(error).__name__}: {error}", last_seq)
-                    )
+                    self._fail(subscriber, error, last_seq)
                     return
                 if batch:
                     last_seq = batch[-1].seq
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        for _, send in self._senders:
-            await send.aclose()
-        self._senders.clear()
-        assert self._group is not None
-        return await self._group.__aexit__(exc_type, exc, tb)

@@ -14,9 +14,11 @@ from fuseforks.stores.store import EventStore
 
 
 class StoreWriter:
-    """Appends each batch (one round) to the store as one transaction, off the event loop."""
+    """Appends each batch (the events up to a side effect) to the store as one transaction, off
+    the event loop. Pass it as a required subscriber: then a batch is durable when `publish`
+    returns."""
 
-    name = "store"
+    name = "event store"
 
     def __init__(self, store: EventStore) -> None:
         self.store = store

@@ -9,9 +9,11 @@ from typing import Any
 import anyio
 import click
 
-from fuseforks.bus.bus import Bus
+from fuseforks.bus.bus import Bus, SubscriberFailure
 from fuseforks.bus.subscribers import LogWriter, StoreWriter
+from fuseforks.cli.signals import Interrupts
 from fuseforks.core.canonical import ChatRequest, ChatResponse
+from fuseforks.core.errors import RecordingFailed
 from fuseforks.core.names import DEFAULT_MAX_ROUNDS, LANGUAGES, Language, WireName
 from fuseforks.engine.turn import Turn, TurnSpec
 from fuseforks.images.vault import ImageVault
@@ -57,24 +59,46 @@ async def _run(wire: WireName, model: str, base_url: str | None, mcp_config: Pat
     file_log = LogWriter.to_file(log_file)
     echo_log = LogWriter(click.echo)
     live = LiveModel(wire, model, endpoint)
+    interrupts = Interrupts()
+    result = None
     try:
         with SqliteStore(db) as store:
-            async with ToolHub(servers) as hub, Bus([StoreWriter(store), file_log, echo_log]) as bus:
-                for server, reason in hub.start_faults.items():
-                    _progress(f"MCP server {server} did not start: {reason}")
-                spec = TurnSpec(agent=agent, request=request, language=language,
-                                max_rounds=max_rounds)
-                turn = Turn(spec, _ProgressModel(live), _ProgressTools(hub), publish=bus.publish)
-                result = await turn.run()
+            async with interrupts.watching():
+                with interrupts.scope:
+                    async with ToolHub(servers) as hub, Bus(
+                        [file_log, echo_log], required=[StoreWriter(store)],
+                        on_failure=_report_failure,
+                    ) as bus:
+                        for server, reason in hub.start_faults.items():
+                            _progress(f"MCP server {server} did not start: {reason}")
+                        spec = TurnSpec(agent=agent, request=request, language=language,
+                                        max_rounds=max_rounds)
+                        turn = Turn(spec, _ProgressModel(live), _ProgressTools(hub),
+                                    publish=bus.publish)
+                        interrupts.attach(turn)
+                        result = await turn.run()
+                        interrupts.detach()
+    except* RecordingFailed as group:
+        raise click.ClickException(
+            f"the turn stopped: the record could not be written ({group.exceptions[0]}); "
+            "the rounds before are kept") from None
     finally:
         await live.aclose()
         file_log.close()
+    if result is None or result.stop == "interrupted":
+        click.echo(f"turn interrupted ({interrupts.cause or 'cancelled'})", err=True)
+        return interrupts.exit_code or 1
     if result.answer:
         click.echo(f"\n{result.answer}")
     if result.error:
         click.echo(f"turn failed: {result.error}", err=True)
         return 1
     return 0
+
+
+def _report_failure(failure: SubscriberFailure) -> None:
+    click.echo(f"fuseforks: {failure.subscriber} stopped: {failure.error} (the turn goes on)",
+               err=True)
 
 
 @click.command()

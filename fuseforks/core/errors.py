@@ -25,3 +25,8 @@ class ConcurrencyError(StoreError):
 
 class StreamFormatError(FuseforksError):
     """A JSON Lines event stream has a line that cannot be read; the message names file and line."""
+
+
+class RecordingFailed(FuseforksError):
+    """The record could not be written (disk full, database locked, file made read-only): the
+    turn stopped before its next side effect, and nothing claims it succeeded."""

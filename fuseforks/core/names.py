@@ -32,8 +32,14 @@ ImagePath = Literal["pass_through", "re_encoded"]
 RequestPurpose = Literal["round", "resend", "summary"]
 FallbackOutcome = Literal["ok", "failed"]
 
-StopReason = Literal["answered", "tool_limit", "repeat", "error", "aborted"]
-"""Why a turn ended. `answered`: the model answered without asking for a tool."""
+StopReason = Literal["answered", "tool_limit", "repeat", "error", "interrupted"]
+"""Why a turn ended. `answered`: the model answered without asking for a tool. `interrupted`: a
+signal or the caller stopped it (what was in flight is recorded just before)."""
+
+InterruptCause = Literal["SIGINT", "SIGTERM", "cancelled"]
+"""What stopped a turn from outside: a signal to the process, or the caller cancelling its task."""
+InFlight = Literal["request", "tools"]
+"""The side effect a turn was waiting on when it was interrupted."""
 
 LANGUAGES: tuple[Language, ...] = get_args(Language)
 WIRE_NAMES: tuple[WireName, ...] = get_args(WireName)

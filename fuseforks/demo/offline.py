@@ -109,7 +109,7 @@ async def run_scenarios(db_path: Path, log_path: Path, record_dir: Path | None =
                          args=["-m", "fuseforks.demo.camera"])
     with simulator_process(record_dir) as base_url, SqliteStore(db_path) as store:
         log_writer = LogWriter.to_file(log_path)
-        async with ToolHub([camera]) as hub, Bus([StoreWriter(store), log_writer]) as bus:
+        async with ToolHub([camera]) as hub, Bus([log_writer], required=[StoreWriter(store)]) as bus:
             tools = HubTools(hub)
             for scenario in scenarios:
                 endpoint = Endpoint(base_url=base_url + WIRE_PREFIXES[scenario.wire],

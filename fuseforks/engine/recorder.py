@@ -1,13 +1,16 @@
-"""Where the engine's decisions become history: emit an event, fold it, seal it, publish a round.
+"""Where the engine's decisions become history: emit an event, fold it, seal it, commit a batch.
 
-Emitting folds the event into the turn state at once, so the engine's next decision always sees it;
-publishing hands the round's envelopes to the bus as one batch, which the store writes as one
-transaction.
+Emitting folds the event into the turn state at once, so the engine's next decision always sees it.
+Committing hands the envelopes emitted since the last commit to `publish` as one batch and returns
+only when the record holds them (the store writes a batch as one transaction): the engine commits
+before every side effect. A commit cannot be cancelled half-way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+
+import anyio
 
 from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import Clock, Sequencer
@@ -33,13 +36,15 @@ class Recorder:
         self.history.append(envelope)
         self._unpublished += 1
 
-    async def publish_round(self) -> None:
+    async def commit(self) -> None:
+        """Make every emitted event durable; raises `RecordingFailed` if the record refused it."""
         if not self._unpublished:
             return
         batch = self.history[-self._unpublished :]
         self._unpublished = 0
         if self._publish is not None:
-            await self._publish(batch)
+            with anyio.CancelScope(shield=True):
+                await self._publish(batch)
 
     # --- ModelNotes: what the provider client reports mid-call ----------------------------------
 

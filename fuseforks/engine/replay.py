@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
+import anyio
 import msgspec
 
 from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall
-from fuseforks.core.names import Language, WireName
+from fuseforks.core.names import InFlight, Language, WireName
 from fuseforks.engine.turn import Turn, TurnSpec
 from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import FixedClock
@@ -33,6 +34,7 @@ from fuseforks.events.types import (
     ToolSpecRecord,
     TurnEnded,
     TurnEvent,
+    TurnInterrupted,
     TurnStarted,
 )
 from fuseforks.images.types import DroppedImage, NormalizedImage
@@ -96,8 +98,27 @@ def exchanges(events: Sequence[TurnEvent]) -> list[Exchange]:
     return found
 
 
+class _Interruption:
+    """A recorded interruption, re-enacted: when the re-driven turn reaches the side effect the
+    recording stopped in, it is interrupted there with the recorded cause."""
+
+    def __init__(self, events: Sequence[TurnEvent]) -> None:
+        self.recorded = next((e for e in events if isinstance(e, TurnInterrupted)), None)
+        self.turn: Turn | None = None
+
+    def during(self, step: InFlight) -> bool:
+        return self.recorded is not None and self.recorded.during == step
+
+    async def enact(self) -> NoReturn:
+        assert self.recorded is not None and self.turn is not None
+        self.turn.interrupt(self.recorded.cause)
+        await anyio.sleep_forever()
+        raise AssertionError("an interrupted turn does not go on")
+
+
 class ReplayModel:
-    def __init__(self, started: TurnStarted, events: Sequence[TurnEvent]) -> None:
+    def __init__(self, started: TurnStarted, events: Sequence[TurnEvent],
+                 interruption: _Interruption | None = None) -> None:
         self.wire = started.wire
         self.model = started.model
         self.endpoint_host = started.endpoint_host
@@ -105,6 +126,7 @@ class ReplayModel:
         self._queue = deque(exchanges(events))
         ended = next((e for e in events if isinstance(e, TurnEnded)), None)
         self._error_text = ended.error if ended is not None else ""
+        self._interruption = interruption or _Interruption(events)
 
     async def chat(self, request: ChatRequest, vault: ImageVault, notes: ModelNotes) -> ChatResponse:
         if not self._queue:
@@ -114,6 +136,8 @@ class ReplayModel:
         for notice in exchange.notices:
             self._tell(notice, notes)
         outcome = exchange.outcome
+        if outcome is None and not self._queue and self._interruption.during("request"):
+            await self._interruption.enact()
         if isinstance(outcome, ResponseReceived):
             return ChatResponse(
                 text=outcome.text,
@@ -152,7 +176,9 @@ class ReplayModel:
 class ReplayTools:
     """Recorded tool outputs, served per (tool, arguments) in recorded order."""
 
-    def __init__(self, started: TurnStarted, events: Sequence[TurnEvent]) -> None:
+    def __init__(self, started: TurnStarted, events: Sequence[TurnEvent],
+                 interruption: _Interruption | None = None) -> None:
+        self._interruption = interruption or _Interruption(events)
         self._specs = list(started.tools)
         self._servers: dict[str, str] = {}
         calls: dict[str, ToolCalled] = {}
@@ -195,6 +221,8 @@ class ReplayTools:
 
     async def call(self, name: str, arguments: dict[str, Any], language: Language) -> ToolOutput:
         queue = self._outputs.get((name, _canonical.encode(arguments).decode()))
+        if not queue and self._interruption.during("tools"):
+            await self._interruption.enact()
         if not queue:
             return ToolOutput(text=f"replay: no recorded output for {name}", is_error=True,
                               fault="replay: no recorded output")
@@ -231,8 +259,11 @@ async def redrive(recorded: Sequence[Envelope]) -> list[Envelope]:
     started = events[0]
     if not isinstance(started, TurnStarted):
         raise ValueError(f"turn {recorded[0].turn_id} does not begin with TurnStarted")
-    turn = Turn(spec_of(started), ReplayModel(started, events), ReplayTools(started, events),
+    interruption = _Interruption(events)
+    turn = Turn(spec_of(started), ReplayModel(started, events, interruption),
+                ReplayTools(started, events, interruption),
                 turn_id=recorded[0].turn_id, clock=FixedClock())
+    interruption.turn = turn
     return (await turn.run()).history
 
 

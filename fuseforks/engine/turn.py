@@ -7,13 +7,20 @@ the same events (replay). The rules of the turn live here:
 - tool images go on the tool-result message, with the carrier caption in the village language;
 - at the end of each round at most `image_cap` tool images stay on the message list, newest kept;
 - a request carrying tool images that is refused (400 or images rejected) is resent once without
-  them, and for the rest of the turn new tool images are not attached; not when the turn is aborted;
-  the closing summary call goes through the same path;
+  them, and for the rest of the turn new tool images are not attached; the closing summary call
+  goes through the same path;
 - the same (tool, arguments, body, image digests) a third time stops the loop;
 - image bytes live in the turn's vault and are released when the turn ends, whatever happens;
 - any base64 run in text that would be recorded (a model's answer or tool arguments, a tool's text
   block, a provider's error message) is replaced by a short marker first: the record never holds
   image data, and a turn never fails because someone put base64 where text belongs.
+
+Write-ahead: the events that lead to a side effect are committed before it starts — the batch
+ending in `RequestSent` before the provider call, the batch ending in the round's `ToolCalled`
+events before the MCP calls — so a record never lacks a request that left the process, whatever
+happens to the process next. Events between two side effects form one batch (one transaction).
+A commit is shielded from cancellation: an interruption lands only while the turn waits on the
+provider or on the tools, which is what `TurnInterrupted.during` records.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ from fuseforks.core.names import (
     DEFAULT_IMAGE_CAP,
     DEFAULT_MAX_ROUNDS,
     REPEAT_LIMIT,
+    InFlight,
+    InterruptCause,
     Language,
     RequestPurpose,
     StopReason,
@@ -56,6 +65,7 @@ from fuseforks.events.types import (
     ToolCallRecord,
     ToolResultRecorded,
     TurnEnded,
+    TurnInterrupted,
     TurnStarted,
 )
 from fuseforks.images.types import NormalizedImage
@@ -120,6 +130,8 @@ def call_record(call: ToolCall) -> ToolCallRecord:
 
 
 class Turn:
+    """One turn of one agent. `run()` once; `interrupt()` from anywhere stops it with a record."""
+
     def __init__(
         self,
         spec: TurnSpec,
@@ -137,11 +149,17 @@ class Turn:
         self.turn_id = turn_id or f"turn-{uuid.uuid4().hex}"
         self.recorder = Recorder(self.turn_id, clock or SystemClock(), publish)
         self.vault = ImageVault()
-        self._aborted = False
+        self._scope = anyio.CancelScope()
+        self._cause: InterruptCause | None = None
+        self._in_flight: InFlight = "request"
 
-    def abort(self) -> None:
-        """Stop at the next step; a refused request is then not resent."""
-        self._aborted = True
+    def interrupt(self, cause: InterruptCause = "cancelled") -> None:
+        """Stop the turn where it waits; it ends with `TurnInterrupted` and `stop="interrupted"`.
+
+        Safe to call from a signal handler's task or before `run()` starts; the first cause wins."""
+        if self._cause is None:
+            self._cause = cause
+        self._scope.cancel()
 
     @property
     def state(self) -> TurnState:
@@ -154,6 +172,8 @@ class Turn:
         return self.state.started
 
     async def run(self) -> TurnResult:
+        """Run the turn to its end. Raises `RecordingFailed` when the record could not be written
+        (nothing is claimed then); re-raises the caller's cancellation after recording it."""
         rec = self.recorder
         try:
             rec.emit(TurnStarted(
@@ -166,14 +186,33 @@ class Turn:
                 if self.spec.summary_instruction is not None
                 else texts(self.spec.language).summary_request(),
             ))
-            stop, answer, error, rounds = await self._loop()
-            answer, error = elide_base64(answer), elide_base64(error)
-            rec.emit(TurnEnded(rounds=rounds, stop=stop, answer=answer, error=error))
-            await rec.publish_round()
+            outcome: tuple[StopReason, str, str, int] | None = None
+            try:
+                with self._scope:
+                    outcome = await self._loop()
+            except anyio.get_cancelled_exc_class():
+                # The caller's own cancellation (not `interrupt()`): record it, then pass it on.
+                await self._record_interruption("cancelled")
+                raise
+            if outcome is None:  # `interrupt()` cancelled our scope
+                await self._record_interruption(self._cause or "cancelled")
+                stop: StopReason = "interrupted"
+                answer, error, rounds = "", "", self.state.round
+            else:
+                stop, answer, error, rounds = outcome
+                answer, error = elide_base64(answer), elide_base64(error)
+                rec.emit(TurnEnded(rounds=rounds, stop=stop, answer=answer, error=error))
+                await rec.commit()
         finally:
             self.vault.release()
         return TurnResult(turn_id=self.turn_id, answer=answer, stop=stop, rounds=rounds,
                           error=error, history=list(rec.history))
+
+    async def _record_interruption(self, cause: InterruptCause) -> None:
+        rec = self.recorder
+        rec.emit(TurnInterrupted(round=self.state.round, cause=cause, during=self._in_flight))
+        rec.emit(TurnEnded(rounds=self.state.round, stop="interrupted"))
+        await rec.commit()
 
     async def _loop(self) -> tuple[StopReason, str, str, int]:
         rec = self.recorder
@@ -192,11 +231,8 @@ class Turn:
                 rec.emit(RepeatDetected(round=round_, name=self.state.repeat_hit, count=REPEAT_LIMIT))
                 stop = "repeat"
             self._cap(round_)
-            if self._aborted:
-                return "aborted", "", "", round_
             if stop is None and round_ >= self.limits.max_rounds:
                 stop = "tool_limit"
-            await rec.publish_round()
             if stop is not None:
                 summary = await self._ask("summary")
                 if isinstance(summary, _Failed):
@@ -214,7 +250,7 @@ class Turn:
         except WireRejected as error:
             self._record_rejection(purpose, error)
             refused_images = error.status == 400 or error.images_rejected
-            if not carried or not refused_images or self._aborted:
+            if not carried or not refused_images:
                 return _Failed(str(error))
             rec.emit(ImagesStripped(
                 round=self.state.round, model=self.model.model, removed=len(carried),
@@ -243,6 +279,8 @@ class Turn:
             endpoint_host=self.model.endpoint_host, message_count=len(request.messages),
             images=deliveries(self.state), summary=summary,
         ))
+        await rec.commit()  # write-ahead: the request is on record before it leaves
+        self._in_flight = "request"
         response = await self.model.chat(request, self.vault, rec)
         rec.emit(ResponseReceived(
             round=self.state.round, text=elide_base64(response.text),
@@ -268,6 +306,8 @@ class Turn:
             record = call_record(call)
             rec.emit(ToolCalled(round=round_, call_id=call.id, server=self.tools.server_of(call.name),
                                 name=call.name, arguments=record.arguments))
+        await rec.commit()  # write-ahead: the calls are on record before any starts
+        self._in_flight = "tools"
         outputs: list[ToolOutput | None] = [None] * len(calls)
 
         async def run_one(index: int, call: ToolCall) -> None:

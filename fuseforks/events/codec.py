@@ -196,7 +196,7 @@ def _request_sent_v1(data: dict[str, Any], context: Context) -> dict[str, Any]:
 def _turn_ended_v1(data: dict[str, Any], context: Context) -> dict[str, Any]:
     data = dict(data)
     stop = data.get("stop", "-")
-    data["stop"] = "answered" if stop == "-" else stop
+    data["stop"] = {"-": "answered", "aborted": "interrupted"}.get(stop, stop)
     return data
 
 

@@ -24,6 +24,8 @@ from fuseforks.core.names import (
     DropReason,
     FallbackOutcome,
     ImagePath,
+    InFlight,
+    InterruptCause,
     Language,
     Placement,
     RequestPurpose,
@@ -244,6 +246,17 @@ class RepeatDetected(Event, frozen=True, kw_only=True):
     count: int
 
 
+class TurnInterrupted(Event, frozen=True, kw_only=True):
+    """The turn was stopped from outside while it waited on `during`; `TurnEnded` follows.
+
+    Recorded as an input, like a model response: replay interrupts the re-driven turn at the same
+    step, so an interrupted turn verifies."""
+
+    round: int
+    cause: InterruptCause
+    during: InFlight
+
+
 class TurnEnded(Event, frozen=True, kw_only=True):
     rounds: int
     stop: StopReason
@@ -268,6 +281,7 @@ TurnEvent = (
     | ImagesStripped
     | FallbackSettled
     | RepeatDetected
+    | TurnInterrupted
     | TurnEnded
 )
 

@@ -1,4 +1,4 @@
-"""The `fuseforks.log` projection: one `key=value` line per fact (SPEC §7).
+"""The `fuseforks.log` projection: one `key=value` line per fact (docs/log-format.md).
 
 Lines never hold image content or keys — only counts, names, reasons and outcomes. `images=` appears
 on a `tool:` line only when the result carried images, so a text-only tool's line is exactly what a
@@ -30,9 +30,9 @@ from fuseforks.events.types import (
     ToolResultRecorded,
     TurnEnded,
     TurnEvent,
+    TurnInterrupted,
     TurnStarted,
 )
-
 
 _STOP_SHOWN = {"answered": "-"}
 """The log keeps its line format: a turn the model simply answered shows `stop=-`."""
@@ -131,6 +131,11 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
             return [
                 f"tool repeat: agent={agent} round={event.round} name={value(event.name)} "
                 f"count={event.count}"
+            ]
+        case TurnInterrupted():
+            return [
+                f"turn interrupted: agent={agent} round={event.round} cause={event.cause} "
+                f"during={event.during}"
             ]
         case TurnEnded():
             return [

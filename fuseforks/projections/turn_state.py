@@ -38,6 +38,7 @@ from fuseforks.events.types import (
     ToolResultRecorded,
     TurnEnded,
     TurnEvent,
+    TurnInterrupted,
     TurnStarted,
 )
 
@@ -164,6 +165,7 @@ def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
             | ImagesDropped()
             | RequestRefused()
             | FallbackSettled()
+            | TurnInterrupted()
         ):
             return state
         case _:

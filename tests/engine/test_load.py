@@ -35,7 +35,7 @@ async def test_50_concurrent_turns_store_every_event_and_release_every_image(tmp
         gc.collect()
         tracemalloc.start()
         baseline = tracemalloc.get_traced_memory()[0]
-        async with Bus([StoreWriter(store)]) as bus:
+        async with Bus([], required=[StoreWriter(store)]) as bus:
 
             async def one(index: int) -> None:
                 turn = Turn(TurnSpec(agent=f"agent_{index}", request="look"), model, tools,

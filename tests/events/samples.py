@@ -26,6 +26,7 @@ from fuseforks.events.types import (
     ToolResultRecorded,
     ToolSpecRecord,
     TurnEnded,
+    TurnInterrupted,
     TurnEvent,
     TurnStarted,
     Usage,
@@ -65,5 +66,6 @@ SAMPLES: list[TurnEvent] = [
     ImagesStripped(round=2, model="m", removed=2, digests=[D1, D2]),
     FallbackSettled(round=2, model="m", removed=2, outcome="failed"),
     RepeatDetected(round=4, name="t", count=3),
+    TurnInterrupted(round=4, cause="SIGTERM", during="tools"),
     TurnEnded(rounds=4, stop="repeat", answer="done", error=""),
 ]

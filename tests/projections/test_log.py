@@ -17,6 +17,7 @@ def test_the_log_projection_of_every_event_kind() -> None:
         "tool image capped: agent=agent_9 round=3 removed=1 kept=20",
         "tool image fallback: agent=agent_9 model=m removed=2 outcome=failed",
         "tool repeat: agent=agent_9 round=4 name=t count=3",
+        "turn interrupted: agent=agent_9 round=4 cause=SIGTERM during=tools",
         "turn: agent=agent_9 backend=anthropic model=claude-sonnet-5-5 rounds=4 stop=repeat",
     )
 
