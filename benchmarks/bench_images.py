@@ -1,4 +1,4 @@
-"""Issue 3 figures: image normalization against its floors and the naive Pillow path, side by side.
+"""Image normalization against its floors and the naive Pillow path, side by side.
 
 Every comparison runs both sides interleaved in one process on the same generated input, and the
 best of several runs is kept (the machine is shared; the minimum is the least disturbed figure).

@@ -1,4 +1,4 @@
-"""Issue 4 figures: what a real MCP server process costs against the same server in-process.
+"""What a real MCP server process costs against the same server in-process.
 
 Side by side in one run, on the demo camera server:
 - start to first result: `ToolHub` spawning `python -m fuseforks.demo.camera` over stdio (process

@@ -1,9 +1,10 @@
 """Replay + verify of a 100-round turn, and audit queries over a store of 10,000 turns.
 
 The 100-round turn is recorded by the real engine with instant ports (one camera frame per round,
-so the cap works from round 21 on). The 10,000-turn store holds copies of the recorded P4 turns
-from `replays/`, each with its own turn id and image digests, appended one transaction per turn
-like the engine does (the image index is kept by triggers inside those transactions).
+so the cap works from round 21 on). The 10,000-turn store holds copies of the recorded turns of the
+demo scenarios from `replays/`, each with its own turn id and image digests, appended one
+transaction per turn like the engine does (the image index is kept by triggers inside those
+transactions).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Event store: append and read+decode+fold, side by side with `eventsourcing`'s SQLite persistence.
 
-Workload (issue 2): 200 turns x 100 events, appended in rounds of 10, then every turn read back and
+Workload: 200 turns x 100 events, appended in rounds of 10, then every turn read back and
 folded. Both stores write a real SQLite file in WAL mode in the same temporary folder, on the same
 events (ours as typed msgspec events, eventsourcing's as aggregate events carrying the same data).
 """

@@ -1,7 +1,7 @@
 """Building a request that carries 20 images of 2 MB on its 10th round vs copying its body once.
 
 Every round re-sends the turn's images, so the cost that matters is building round N's body when
-the vault already holds each image's base64 as a ready JSON fragment. Target (issue 5): round 10
+the vault already holds each image's base64 as a ready JSON fragment. Target: round 10
 costs ≤ 3× one copy of the body bytes, on every wire. For contrast, `naive` re-computes base64
 and re-encodes every image string on every round, as an encoder without the vault would.
 """

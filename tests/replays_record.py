@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 
 from fuseforks.demo.offline import CAMERA_SERVER
-from fuseforks.demo.scenarios import P4_SCENARIOS, REQUEST
+from fuseforks.demo.scenarios import DEMO_SCENARIOS, REQUEST
 from fuseforks.engine.turn import Turn, TurnResult, TurnSpec
 from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import FixedClock
@@ -59,7 +59,7 @@ def save(name: str, history: list[Envelope], folder: Path = REPLAYS) -> None:
 async def main() -> None:
     REPLAYS.mkdir(exist_ok=True)
     camera = Script(call_tools=(f"{CAMERA_SERVER}__live_view_image",))
-    for scenario in P4_SCENARIOS:
+    for scenario in DEMO_SCENARIOS:
         await record(f"p4-{scenario.name}", CAMERA, camera, scenario.wire, scenario.model)
     await record("cap-at-20", RIG_SERVER, Script(call_tools=("rig__frame",), rounds=21),
                  "anthropic", "claude-sonnet-5-5", max_rounds=30)

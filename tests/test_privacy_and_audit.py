@@ -14,7 +14,7 @@ from fuseforks.bus.bus import Bus
 from fuseforks.bus.subscribers import LogWriter, StoreWriter
 from fuseforks.cli import main
 from fuseforks.demo.offline import run_scenarios
-from fuseforks.demo.scenarios import P4_SCENARIOS
+from fuseforks.demo.scenarios import DEMO_SCENARIOS
 from fuseforks.engine.turn import Turn, TurnSpec
 from fuseforks.events.types import ToolResultRecorded
 from fuseforks.live import HubTools, LiveModel
@@ -65,7 +65,7 @@ def scan(path: Path) -> list[str]:
 def test_no_pixels_base64_or_key_in_store_wal_streams_or_log(tmp_path) -> None:
     db, log = tmp_path / "fuseforks.db", tmp_path / "fuseforks.log"
     keeper = SqliteStore(db)  # an open connection keeps the WAL file on disk to be scanned
-    outcomes = anyio.run(run_scenarios, db, log, None, "en", P4_SCENARIOS, SENTINEL)
+    outcomes = anyio.run(run_scenarios, db, log, None, "en", DEMO_SCENARIOS, SENTINEL)
     anyio.run(load_with_large_images, db, log)
     assert len(keeper.turns()) == len(outcomes) + 10
     stream = tmp_path / "all.jsonl"
@@ -117,4 +117,4 @@ def test_audit_answers_match_what_the_demo_did(tmp_path) -> None:
     header, row = cli.output.splitlines()
     assert header.startswith("digest,turn_id,request_seq,at,round,purpose,wire,model")
     assert ",openai-compat,gemini-3.5-flash-lite,127.0.0.1,alternate," in row
-    assert row.endswith(",nik__live_view_image,received,False")
+    assert row.endswith(",nik__live_view_image,received,False,answered")

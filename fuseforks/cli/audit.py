@@ -50,6 +50,9 @@ def as_csv(rows: list[DeliveryRow]) -> str:
     return out.getvalue()
 
 
+_TURN_NOTES = {"cut": " (turn cut: no end recorded)", "interrupted": " (turn interrupted)"}
+
+
 def print_text(rows: AuditRows) -> None:
     for origin in rows.origins:
         click.echo(f"origin {origin.digest}: tool {origin.tool} (server {origin.server or '-'}) "
@@ -59,7 +62,8 @@ def print_text(rows: AuditRows) -> None:
     for row in rows.deliveries:
         click.echo(f"{row.at} {row.digest} {row.tool} -> {row.wire} {row.model} "
                    f"host={row.endpoint_host} {row.placement} round={row.round} {row.purpose} "
-                   f"{row.outcome}{' stripped' if row.stripped else ''} turn={row.turn_id}")
+                   f"{row.outcome}{' stripped' if row.stripped else ''} turn={row.turn_id}"
+                   f"{_TURN_NOTES.get(row.turn_stop, '')}")
     if not rows.deliveries and not rows.origins:
         click.echo("no image matches")
 

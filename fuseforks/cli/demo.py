@@ -44,7 +44,7 @@ def print_table(outcomes: list[ScenarioOutcome]) -> None:
               help="Have the simulator write every request body it receives to DIR.")
 @click.option("--language", type=click.Choice(LANGUAGES), default="en", show_default=True)
 def demo(db_path: Path, log_path: Path, record_dir: Path | None, language: Language) -> None:
-    """Run the seed's P4 scenarios offline: seven wires plus an image-refusing model."""
+    """Run the demo scenarios offline: seven wires plus an image-refusing model."""
     click.echo("fuseforks demo: the provider simulator (a local process on 127.0.0.1) and the demo")
     click.echo(f"camera (an MCP server over stdio); turns are recorded into {db_path} and {log_path}.\n")
     outcomes = run(db_path, log_path, record_dir, language)

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from fuseforks.cli.sources import load_turns
-from fuseforks.projections import LogState, evolve_log, fold
+from fuseforks.projections.log import turn_log
 
 
 @click.command()
@@ -16,5 +16,5 @@ from fuseforks.projections import LogState, evolve_log, fold
 def log(source: Path, turn_id: str | None) -> None:
     """Print the log lines of every turn in SOURCE (a store or a JSON Lines stream)."""
     for envelopes in load_turns(source, turn_id).values():
-        for text in fold(evolve_log, LogState(), envelopes).lines:
+        for text in turn_log(envelopes):
             click.echo(text)

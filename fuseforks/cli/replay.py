@@ -15,8 +15,8 @@ from fuseforks.cli.sources import load_turns
 from fuseforks.engine.replay import Verification, verify
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import TurnEnded
-from fuseforks.projections import LogState, evolve_log, fold
 from fuseforks.projections.audit import audit_rows
+from fuseforks.projections.log import turn_log
 from fuseforks.projections.views import repeat_views, request_views
 
 
@@ -30,7 +30,7 @@ def turn_report(envelopes: list[Envelope], verification: Verification | None) ->
         "stop": ended.stop if ended else None,
         "requests": msgspec.to_builtins(request_views(envelopes)),
         "repeat_guard": msgspec.to_builtins(repeat_views(envelopes)),
-        "log": list(fold(evolve_log, LogState(), envelopes).lines),
+        "log": turn_log(envelopes),
         "audit": msgspec.to_builtins(audit),
     }
     if verification is not None:

@@ -1,7 +1,7 @@
 """A demo camera MCP server: the offline default's camera and the tests' real server.
 
 `live_view_image` returns one 640x424 JPEG frame plus a compact JSON text block shaped like the one
-a real camera app returned in the design record (`{"height":424,"jpeg_bytes":N,"seq":N,"width":640}`).
+a real camera app returns (`{"height":424,"jpeg_bytes":N,"seq":N,"width":640}`).
 The scene is synthetic so a model's answer can be checked: the left half and the right half are
 solid colours taken from `PALETTE`, and they move one step along the palette with every frame:
 
@@ -9,7 +9,7 @@ solid colours taken from `PALETTE`, and they move one step along the palette wit
     seq 1: red | green, seq 2: green | blue, seq 3: blue | yellow, seq 4: yellow | red, then again.
 
 The frame is a baseline JPEG well inside the pass-through limits (long edge <= 1568, <= 2 MiB), so a
-client that follows SPEC §4 delivers the server's bytes unchanged.
+client that follows the image rules (docs/image-rules.md) delivers the server's bytes unchanged.
 
 Run it over stdio (the default) or streamable HTTP on 127.0.0.1:
 
@@ -26,6 +26,7 @@ import itertools
 import json
 from collections.abc import Iterator
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ImageContent, TextContent
 from PIL import Image
@@ -65,15 +66,19 @@ def frame_text(seq: int, jpeg: bytes) -> str:
     return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
 
-def build_server() -> MCPServer:
-    """A fresh camera with its own frame counter (in-process benchmarks build one directly)."""
+def build_server(exposure: float = 0.0) -> MCPServer:
+    """A fresh camera with its own frame counter (in-process benchmarks build one directly).
+
+    `exposure`: seconds each frame takes, like a real camera's exposure and transfer."""
     server = MCPServer("fuseforks-demo-camera", version="0.1.0", log_level="WARNING")
     counter: Iterator[int] = itertools.count(1)
     taken: list[int] = []
 
     @server.tool()
-    def live_view_image() -> CallToolResult:
+    async def live_view_image() -> CallToolResult:
         """Take one frame of the live view: a 640x424 JPEG and a JSON line with its size and seq."""
+        if exposure:
+            await anyio.sleep(exposure)
         seq = next(counter)
         taken.append(seq)
         jpeg = render_frame(seq)
@@ -106,8 +111,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--http", action="store_true", help="serve streamable HTTP on 127.0.0.1")
     parser.add_argument("--port", type=int, default=8765, help="HTTP port (with --http)")
+    parser.add_argument("--exposure", type=float, default=0.0,
+                        help="seconds each frame takes (default 0)")
     args = parser.parse_args(argv)
-    server = build_server()
+    server = build_server(args.exposure)
     if args.http:
         server.run("streamable-http", host="127.0.0.1", port=args.port)
     else:

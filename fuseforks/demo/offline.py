@@ -1,4 +1,4 @@
-"""The offline main job: the seed's P4 scenarios against real local processes.
+"""The offline main job: the demo scenarios against real local processes.
 
 The provider simulator runs as its own process on a loopback port and the demo camera as an MCP
 server over stdio — the same sockets, pipes and SDKs a live turn uses, with nothing leaving the
@@ -18,9 +18,10 @@ import msgspec
 
 from fuseforks.bus.bus import Bus
 from fuseforks.bus.subscribers import LogWriter, StoreWriter
+from fuseforks.core.leash import leashed
 from fuseforks.core.names import Language
 from fuseforks.demo.camera import frame_colours
-from fuseforks.demo.scenarios import P4_SCENARIOS, REQUEST, Scenario
+from fuseforks.demo.scenarios import DEMO_SCENARIOS, REQUEST, Scenario
 from fuseforks.engine.turn import Turn, TurnResult, TurnSpec
 from fuseforks.events.types import RequestSent, ResponseReceived, ToolResultRecorded
 from fuseforks.live import HubTools, LiveModel
@@ -65,7 +66,8 @@ def simulator_process(record_dir: Path | None) -> Iterator[str]:
                "--call", CAMERA_TOOL]
     if record_dir is not None:
         command += ["--record-requests", str(record_dir)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(leashed(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
     try:
         assert process.stdout is not None
         first = process.stdout.readline().strip()
@@ -100,7 +102,7 @@ def images_delivered(result: TurnResult) -> int:
 
 async def run_scenarios(db_path: Path, log_path: Path, record_dir: Path | None = None,
                         language: Language = "en",
-                        scenarios: tuple[Scenario, ...] = P4_SCENARIOS,
+                        scenarios: tuple[Scenario, ...] = DEMO_SCENARIOS,
                         api_key: str = DEMO_KEY) -> list[ScenarioOutcome]:
     from fuseforks.simulator import WIRE_PREFIXES
 

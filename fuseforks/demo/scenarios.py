@@ -16,7 +16,7 @@ class Scenario(msgspec.Struct, frozen=True, kw_only=True):
     expect_fallback: bool = False
 
 
-P4_SCENARIOS: tuple[Scenario, ...] = (
+DEMO_SCENARIOS: tuple[Scenario, ...] = (
     Scenario(name="meta", wire="meta-responses", model="muse-spark-latest"),
     Scenario(name="anthropic", wire="anthropic", model="claude-sonnet-5-5"),
     Scenario(name="gemini", wire="gemini", model="gemini-3.8-flash"),

@@ -1,6 +1,7 @@
 """The openai-compat attachment fallback: every WebP image of a request re-encoded as JPEG.
 
-Some OpenAI-compatible endpoints refuse WebP; SPEC §5 resends such a request once with JPEG.
+Some OpenAI-compatible endpoints refuse WebP, so a 400 to such a request is resent once with JPEG
+(see docs/image-rules.md).
 Transparency is flattened onto white (JPEG has none), quality 85 like the normalizer's re-encode.
 The JPEG goes into the same per-turn vault, so a later round reuses its cached base64.
 """

@@ -1,4 +1,4 @@
-"""Tool-result image normalization (SPEC §4): what the model will get for each MCP image block.
+"""Tool-result image normalization: what the model will get for each MCP image block.
 
 Pure and synchronous at its core (`normalize_image`), with a per-result step that keeps at most four
 images in order, and an async variant that runs the per-image work in worker threads (Pillow and

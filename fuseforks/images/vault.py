@@ -1,8 +1,8 @@
 """The turn's in-memory image store, addressed by SHA-256 digest.
 
-Images live for one turn only (SPEC §6). Every round re-sends the images still in the message
-list, so the expensive parts — base64 and the JSON string that carries it — are computed once per
-image per turn and cached here; an adapter splices the cached JSON fragment into the body
+Images live for one turn only. Every round re-sends the images still in the message list, so the
+expensive parts — base64 and the JSON string that carries it — are computed once per image per
+turn and cached here; an adapter splices the cached JSON fragment into the body
 (`msgspec.Raw`) instead of re-encoding megabytes on every round. `release()` drops it all.
 """
 

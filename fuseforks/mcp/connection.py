@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import shutil
 import tempfile
 from contextlib import AsyncExitStack, suppress
 from typing import Any
@@ -27,6 +28,7 @@ from mcp.types import CallToolResult, Implementation, Tool
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from pydantic import ValidationError
 
+from fuseforks.core.leash import leashed
 from fuseforks.mcp import faults
 from fuseforks.mcp.config import HttpServer, ServerConfig, StdioServer
 
@@ -41,6 +43,19 @@ MAX_SSE_EVENT_BYTES = 64 * 1024 * 1024
 _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 _CLIENT_INFO = Implementation(name="fuseforks", version="0.1.0")
 _LIST_PAGES = 100
+
+
+def _resolve(config: StdioServer) -> str:
+    """The server's executable, or `FileNotFoundError` now: through the launcher a missing
+    command would only show as an early exit."""
+    path = (config.env.get("PATH") if config.env else None) or os.environ.get("PATH")
+    command = config.command
+    if "/" in command and config.cwd is not None:
+        command = os.path.join(config.cwd, command)
+    found = shutil.which(command, path=path)
+    if found is None:
+        raise FileNotFoundError(2, "command not found", config.command)
+    return found
 
 
 class CallFault(msgspec.Struct, frozen=True):
@@ -161,8 +176,9 @@ class Connection:
         if isinstance(config, StdioServer):
             fd, self._stderr_path = tempfile.mkstemp(prefix="fuseforks-mcp-", suffix=".stderr")
             errlog = stack.enter_context(os.fdopen(fd, "w", encoding="utf-8"))
+            command, *args = leashed([_resolve(config), *config.args])
             parameters = StdioServerParameters(
-                command=config.command, args=config.args, env=config.env, cwd=config.cwd
+                command=command, args=args, env=config.env, cwd=config.cwd
             )
             transport: Any = stdio_client(parameters, errlog=errlog)
         else:

@@ -11,8 +11,8 @@ and its calls fail at once with the reason.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from types import TracebackType
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any, Self
 
 import anyio
@@ -59,8 +59,12 @@ class _Server:
         self.lock = anyio.Lock()
 
 
-class ToolHub:
-    """Async context manager: starts every server on enter (concurrently), stops them on exit."""
+class ToolHub(anyio.AsyncContextManagerMixin):
+    """Async context manager: starts every server on enter (concurrently), stops them on exit.
+
+    The hub's task group (each connection runs in a task of it) lives exactly as long as the
+    `async with` block, so the hub is entered and left by the same task, like any task group.
+    """
 
     def __init__(
         self,
@@ -84,33 +88,21 @@ class ToolHub:
         self._task_group: TaskGroup | None = None
         self.start_faults: dict[str, str] = {}  # server name -> why it did not start
 
-    async def __aenter__(self) -> Self:
-        group = anyio.create_task_group()
-        await group.__aenter__()
-        self._task_group = group
-        try:
-            async with anyio.create_task_group() as starters:
-                for server in self._servers:
-                    starters.start_soon(self._start, server)
-        except BaseException:
-            await self.__aexit__(None, None, None)
-            raise
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        group, self._task_group = self._task_group, None
-        if group is None:
-            return
-        with anyio.CancelScope(shield=True):
-            async with anyio.create_task_group() as stoppers:
-                for server in self._servers:
-                    stoppers.start_soon(server.connection.stop)
-        await group.__aexit__(exc_type, exc, traceback)
+    @asynccontextmanager
+    async def __asynccontextmanager__(self) -> AsyncGenerator[Self]:
+        async with anyio.create_task_group() as group:
+            self._task_group = group
+            try:
+                async with anyio.create_task_group() as starters:
+                    for server in self._servers:
+                        starters.start_soon(self._start, server)
+                yield self
+            finally:
+                self._task_group = None
+                with anyio.CancelScope(shield=True):
+                    async with anyio.create_task_group() as stoppers:
+                        for server in self._servers:
+                            stoppers.start_soon(server.connection.stop)
 
     async def _start(self, server: _Server) -> str | None:
         assert self._task_group is not None, "use the hub inside `async with`"

@@ -15,7 +15,7 @@ from typing import Literal
 
 import msgspec
 
-from fuseforks.core.names import ImagePath, Placement, RequestPurpose, WireName
+from fuseforks.core.names import ImagePath, Placement, RequestPurpose, StopReason, WireName
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import (
     ImagesNormalized,
@@ -28,6 +28,7 @@ from fuseforks.events.types import (
 )
 
 Outcome = Literal["received", "refused", "unanswered"]
+TurnStop = StopReason | Literal["cut"]
 
 
 class OriginRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -62,6 +63,8 @@ class DeliveryRow(msgspec.Struct, frozen=True, kw_only=True):
     tool: str
     outcome: Outcome
     stripped: bool
+    turn_stop: TurnStop
+    """How the request's turn ended; `cut` when its record has no end (the process died)."""
 
 
 class AuditRows(msgspec.Struct, frozen=True, kw_only=True):
@@ -76,6 +79,7 @@ def audit_rows(history: Iterable[Envelope]) -> AuditRows:
     calls: dict[tuple[str, str], ToolCalled] = {}
     pending: list[int] = []  # indexes in `deliveries` of the request awaiting its outcome
     refused: list[int] = []  # of the last refused request, until a strip or the next request
+    open_turns: dict[str, list[int]] = {}  # indexes of each unended turn's deliveries
 
     def settle(outcome: Outcome) -> None:
         for i in pending:
@@ -105,12 +109,14 @@ def audit_rows(history: Iterable[Envelope]) -> AuditRows:
                 for d in event.images:
                     called = calls.get((turn, d.call_id))
                     pending.append(len(deliveries))
+                    open_turns.setdefault(turn, []).append(len(deliveries))
                     deliveries.append(DeliveryRow(
                         digest=d.digest, turn_id=turn, request_seq=envelope.seq, at=envelope.at,
                         round=event.round, purpose=event.purpose, wire=event.wire,
                         model=event.model, endpoint_host=event.endpoint_host,
                         placement=d.placement, call_id=d.call_id,
                         tool=called.name if called else "", outcome="unanswered", stripped=False,
+                        turn_stop="cut",
                     ))
             case ResponseReceived():
                 settle("received")
@@ -123,6 +129,8 @@ def audit_rows(history: Iterable[Envelope]) -> AuditRows:
                 refused.clear()
             case TurnEnded():
                 settle("unanswered")
+                for i in open_turns.pop(turn, []):
+                    deliveries[i] = msgspec.structs.replace(deliveries[i], turn_stop=event.stop)
             case _:
                 pass
     return AuditRows(origins=origins, deliveries=deliveries)

@@ -8,10 +8,12 @@ text-only engine wrote.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import assert_never
 
 import msgspec
 
+from fuseforks.events.codec import Envelope
 from fuseforks.events.types import (
     FallbackSettled,
     ImagesCapped,
@@ -33,6 +35,7 @@ from fuseforks.events.types import (
     TurnInterrupted,
     TurnStarted,
 )
+from fuseforks.projections.fold import fold
 
 _STOP_SHOWN = {"answered": "-"}
 """The log keeps its line format: a turn the model simply answered shows `stop=-`."""
@@ -164,3 +167,17 @@ def evolve_log(state: LogState, event: TurnEvent) -> LogState:
     if not added:
         return state
     return msgspec.structs.replace(state, lines=state.lines + tuple(added))
+
+
+def turn_log(envelopes: Sequence[Envelope]) -> list[str]:
+    """The log lines of one recorded turn. A turn whose record stops without `TurnEnded` (the
+    process was killed, the machine lost power) gets a last line saying so; the record itself is
+    never completed after the fact."""
+    state = fold(evolve_log, LogState(), envelopes)
+    lines = list(state.lines)
+    if envelopes and not isinstance(envelopes[-1].event, TurnEnded):
+        rounds = max((e.event.round for e in envelopes if isinstance(e.event, RoundStarted)),
+                      default=0)
+        lines.append(f"turn cut: agent={state.agent_token} backend={value(state.wire)} "
+                     f"model={value(state.model)} rounds={rounds} (no end recorded)")
+    return lines

@@ -1,10 +1,10 @@
-"""The simulated model: a scripted conversation plus the model profiles measured in the seed.
+"""The simulated model: a scripted conversation plus model profiles observed on real providers.
 
 Script: while fewer than `rounds` tool rounds have happened, call the scripted tools (default: the
 first declared tool); after that, answer about the images of the latest tool results. Profiles:
-`perplexity/deepseek-v4-pro-0813` refuses any request carrying an image with a bare 400 (seed P0:
-the model, not the placement, refuses); `gpt-oss-120b` answers 200 and ignores images (seed P0 —
-the case no fallback can detect); `sim-no-webp` refuses WebP only (for the JPEG fallback).
+`perplexity/deepseek-v4-pro-0813` refuses any request carrying an image with a bare 400 (the
+model refuses, whatever the placement); `gpt-oss-120b` answers 200 and ignores images (the case no
+fallback can detect); `sim-no-webp` refuses WebP only (for the JPEG fallback).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Simulated OpenAI-compatible Chat Completions endpoint.
 
-It is as strict as the strictest compatible endpoint measured in the seed: `image_url` inside a
+It is as strict as the strictest compatible endpoint observed: `image_url` inside a
 `role:"tool"` message is refused with Gemini's compat-endpoint error ("Invalid content part type:
 image_url"), and tool messages must directly follow the assistant message that called them.
 """

@@ -1,8 +1,10 @@
-"""The simulator's HTTP server: HTTP/1.1 over asyncio + h11 on 127.0.0.1, all seven wires.
+"""The simulator's HTTP server: HTTP/1.1 over an anyio TCP listener + h11 on 127.0.0.1, all seven
+wires.
 
-Plain asyncio (not a framework) so a fault can do what real networks do — drop the connection
-without an answer — and so the server starts and stops cleanly inside a test's event loop. Routes
-(`base_urls` gives the base URL each wire's client should use):
+A bare listener (not a framework) so a fault can do what real networks do — drop the connection
+without an answer — and so the server starts and stops cleanly inside a test's event loop: every
+connection is a task of one task group, which `stop()` cancels and leaves. Routes (`base_urls`
+gives the base URL each wire's client should use):
 
     POST /anthropic/v1/messages                           anthropic
     POST /openai-compat/v1/chat/completions               openai-compat
@@ -13,20 +15,27 @@ without an answer — and so the server starts and stops cleanly inside a test's
 
 from __future__ import annotations
 
-import asyncio
+import logging
 import re
 from collections import deque
+from collections.abc import AsyncGenerator
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 from urllib.parse import unquote, urlsplit
 
+import anyio
 import h11
 import msgspec
+from anyio.abc import SocketAttribute, SocketStream
 
 from fuseforks.simulator import anthropic, gemini, openai_chat, responses
 from fuseforks.simulator.brain import DEFAULT_SCRIPT, Script
 from fuseforks.simulator.shapes import Invalid, Reply, error_body, error_reply
+
+logger = logging.getLogger("fuseforks.simulator")
+_READ_BYTES = 1 << 20
 
 WIRE_PREFIXES: dict[str, str] = {
     "anthropic": "/anthropic",
@@ -109,16 +118,18 @@ def _auth_ok(wire: str, headers: dict[str, str], query: str) -> bool:
 
 
 class Simulator:
-    """A strict, scripted, sighted stand-in for the seven providers."""
+    """A strict, scripted, sighted stand-in for the seven providers.
+
+    `start()` and `stop()` enter and leave the server's task group, so they are called by the same
+    task, and anything opened in between is closed before `stop()` (as `run_simulator` does).
+    """
 
     def __init__(self, *, script: Script = DEFAULT_SCRIPT, record_dir: Path | str | None = None) -> None:
         self.script = script
         self.record_dir = Path(record_dir) if record_dir else None
         self.received: list[Received] = []
         self._faults: deque[Fault] = deque()
-        self._server: asyncio.Server | None = None
-        self._writers: set[asyncio.StreamWriter] = set()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._running: AsyncExitStack | None = None
         self._seq = 0
         self.port = 0
         self.connections = 0  # TCP connections accepted (connection reuse is observable)
@@ -135,74 +146,86 @@ class Simulator:
         self._faults.extend(faults)
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        """Listen on `host:port` (0: a free port, then in `self.port`) and serve until `stop()`."""
         if self.record_dir:
             self.record_dir.mkdir(parents=True, exist_ok=True)
-        self._server = await asyncio.start_server(self._connection, host, port, limit=1 << 20)
-        self.port = self._server.sockets[0].getsockname()[1]
+        running = AsyncExitStack()
+        await running.enter_async_context(self._serving(host, port))
+        self._running = running
 
     async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            for writer in list(self._writers):
-                writer.transport.abort()
-            tasks = list(self._tasks)
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            await self._server.wait_closed()
-            self._server = None
+        """Close the listener and every open connection (mid-request ones too) and wait for them."""
+        running, self._running = self._running, None
+        if running is not None:
+            await running.aclose()
 
     async def serve_forever(self) -> None:
-        assert self._server is not None
-        await self._server.serve_forever()
+        """Wait while the started server serves (until this task is cancelled)."""
+        assert self._running is not None, "start the simulator first"
+        await anyio.sleep_forever()
 
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._writers.add(writer)
+    @asynccontextmanager
+    async def _serving(self, host: str, port: int) -> AsyncGenerator[None]:
+        async with (
+            await anyio.create_tcp_listener(local_host=host, local_port=port) as listener,
+            anyio.create_task_group() as group,
+        ):
+            self.port = listener.extra(SocketAttribute.local_port)
+            group.start_soon(listener.serve, self._connection, group)
+            try:
+                yield
+            finally:
+                group.cancel_scope.cancel()
+
+    async def _connection(self, stream: SocketStream) -> None:
+        """One client connection: requests in order (keep-alive), each answered or faulted."""
         self.connections += 1
-        task = asyncio.current_task()
-        if task is not None:
-            self._tasks.add(task)
+        async with stream:
+            try:
+                await self._exchange(stream)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, h11.RemoteProtocolError):
+                return  # the client went away or spoke nonsense: closing is the whole answer
+            except Exception:  # a bug must cost its connection only, never the other connections
+                logger.exception("simulator: connection failed")
+
+    async def _exchange(self, stream: SocketStream) -> None:
         conn = h11.Connection(h11.SERVER)
-        try:
-            while True:
-                request, body = await self._read_request(conn, reader)
-                if request is None:
-                    return
-                reply = self._respond(request, body)
-                if isinstance(reply, _Stall):
-                    await asyncio.sleep(reply.seconds)
-                    reply = _DROP
-                if reply is _DROP:
-                    writer.transport.abort()
-                    return
-                assert isinstance(reply, Reply)
-                headers = [("content-type", "application/json"),
-                           ("content-length", str(len(reply.body))), *reply.headers]
-                writer.write(conn.send(h11.Response(status_code=reply.status, headers=headers)))
-                writer.write(conn.send(h11.Data(data=reply.body)))
-                writer.write(conn.send(h11.EndOfMessage()))
-                await writer.drain()
-                if conn.our_state is h11.MUST_CLOSE:
-                    return
-                conn.start_next_cycle()
-        except (ConnectionError, h11.RemoteProtocolError, asyncio.CancelledError):
-            return  # the connection's own task: ending it is the whole of the cleanup
-        finally:
-            if task is not None:
-                self._tasks.discard(task)
-            self._writers.discard(writer)
-            writer.close()
+        while True:
+            request, body = await self._read_request(conn, stream)
+            if request is None:
+                return
+            reply = self._respond(request, body)
+            if isinstance(reply, _Stall):
+                await anyio.sleep(reply.seconds)
+                reply = _DROP
+            if reply is _DROP:
+                return  # leaving closes (aborts) the connection without an answer
+            assert isinstance(reply, Reply)
+            headers = [("content-type", "application/json"),
+                       ("content-length", str(len(reply.body))), *reply.headers]
+            await stream.send(b"".join((
+                conn.send(h11.Response(status_code=reply.status, headers=headers)) or b"",
+                conn.send(h11.Data(data=reply.body)) or b"",
+                conn.send(h11.EndOfMessage()) or b"",
+            )))
+            if conn.our_state is h11.MUST_CLOSE:
+                return
+            conn.start_next_cycle()
 
     @staticmethod
     async def _read_request(
-        conn: h11.Connection, reader: asyncio.StreamReader
+        conn: h11.Connection, stream: SocketStream
     ) -> tuple[h11.Request | None, bytes]:
         request: h11.Request | None = None
         body = bytearray()
         while True:
             event = conn.next_event()
             if event is h11.NEED_DATA:
-                conn.receive_data(await reader.read(1 << 20))
+                try:
+                    data = await stream.receive(_READ_BYTES)
+                except anyio.EndOfStream:
+                    data = b""  # h11 reads an empty chunk as the client closing its side
+                conn.receive_data(data)
             elif isinstance(event, h11.Request):
                 request = event
             elif isinstance(event, h11.Data):

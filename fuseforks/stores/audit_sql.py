@@ -70,7 +70,10 @@ SCHEMA = [
                          AND s.seq < coalesce((SELECT min(r.seq) FROM events r
                                                WHERE r.turn_id = e.turn_id AND r.seq > e.seq
                                                  AND r.kind = 'RequestSent'), 1 << 62)
-               ) AS stripped
+               ) AS stripped,
+               coalesce((SELECT coalesce(json_extract(t.body, '$.stop'), 'answered')
+                         FROM events t WHERE t.turn_id = e.turn_id AND t.kind = 'TurnEnded'),
+                        'cut') AS turn_stop
         FROM events e JOIN json_each(e.body, '$.images') i
         LEFT JOIN tool_calls c ON c.turn_id = e.turn_id
              AND c.call_id = json_extract(i.value, '$.call_id')

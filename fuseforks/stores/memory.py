@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fuseforks.events.codec import Envelope
+from fuseforks.events.codec import Envelope, encode_event
+from fuseforks.events.privacy import PixelLeakError, find_pixel_leak
 from fuseforks.stores.store import TurnInfo, check_continuation
 
 
@@ -14,6 +15,12 @@ class MemoryStore:
 
     def append(self, envelopes: Sequence[Envelope]) -> None:
         batch = list(envelopes)
+        for envelope in batch:  # the same last guard as the SQLite store, before anything is kept
+            leak = find_pixel_leak(encode_event(envelope.event))
+            if leak is not None:
+                raise PixelLeakError(
+                    f"memory store: refusing to store {envelope.kind} #{envelope.seq}: it holds {leak}"
+                )
         turn_id = check_continuation(batch, self.last_seq(batch[0].turn_id) if batch else 0)
         self._turns.setdefault(turn_id, []).extend(batch)
 

@@ -1,8 +1,8 @@
 """Anthropic Messages (`POST /v1/messages`).
 
 Placement: native. A tool result with images becomes `tool_result.content` = the image blocks
-**then** the text block (the order measured in the seed's P0); without images `content` stays the
-plain string. Consecutive tool results share one user message, as the API requires.
+**then** the text block (the order measured against the live API); without images `content` stays
+the plain string. Consecutive tool results share one user message, as the API requires.
 `ChatRequest.temperature` is not sent (the current API has no such parameter).
 """
 

@@ -2,9 +2,10 @@
 
 429, 5xx, 408 and transport failures are retried with exponential backoff and jitter, honouring
 `Retry-After` (seconds, HTTP date, or `retry-after-ms`), for a bounded number of attempts. Other
-4xx are never retried here: the turn layer decides (SPEC §6). Every give-up — retries exhausted,
-a refusal, a garbled body — is reported once through `on_retry_stop` before it is raised, every
-retry through `on_retry`. The API key is scrubbed from anything a provider echoes back.
+4xx are never retried here: the turn layer decides (the image fallback). Every give-up — retries
+exhausted, a refusal, a garbled body — is reported once through `on_retry_stop` before it is
+raised, every retry through `on_retry`. The API key is scrubbed from anything a provider echoes
+back.
 """
 
 from __future__ import annotations

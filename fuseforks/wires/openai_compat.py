@@ -1,7 +1,7 @@
 """OpenAI Chat Completions (`POST {base}/chat/completions`), for any compatible base URL.
 
 Placement: alternate. Some compatible endpoints refuse `image_url` inside `role:"tool"` (Gemini's
-answered 400 in the seed's P0), so every tool message carries text only and, after the *run* of
+answered 400 when measured), so every tool message carries text only and, after the *run* of
 consecutive tool results, one `role:"user"` carrier holds each result's caption then its images.
 The carrier never splits the run: tool messages must directly follow the assistant's calls.
 """

@@ -1,18 +1,19 @@
-"""`fuseforks demo` reproduces the seed's P4 table, and `fuseforks log` reads it back from the store."""
+"""`fuseforks demo` prints the demo scenarios' table, and `fuseforks log` reads it back from the
+store."""
 
 from __future__ import annotations
 
 from click.testing import CliRunner
 
 from fuseforks.cli import main
-from fuseforks.demo.scenarios import P4_SCENARIOS
+from fuseforks.demo.scenarios import DEMO_SCENARIOS
 
 TOOL = "tool: agent=demo round=1 name=nik__live_view_image ok=true body_chars=52 images=1"
 
 
 def expected_lines() -> list[list[str]]:
     turns = []
-    for s in P4_SCENARIOS:
+    for s in DEMO_SCENARIOS:
         lines = [TOOL]
         if s.expect_fallback:
             lines += [
@@ -34,9 +35,9 @@ def test_demo_reproduces_the_p4_table_and_the_log_reads_back(tmp_path) -> None:
     assert log_file.read_text().splitlines() == flat
     assert not any(line.startswith(("tool image dropped:", "attachment fallback:")) for line in flat)
     rows = [line for line in demo.output.splitlines() if line.split(" ")[0] in
-            {s.name for s in P4_SCENARIOS}]
-    assert len(rows) == len(P4_SCENARIOS)
-    for row, scenario in zip(rows, P4_SCENARIOS, strict=True):
+            {s.name for s in DEMO_SCENARIOS}]
+    assert len(rows) == len(DEMO_SCENARIOS)
+    for row, scenario in zip(rows, DEMO_SCENARIOS, strict=True):
         columns = row.split()
         assert columns[1] == scenario.wire
         assert columns[3] == ("alternate" if scenario.wire == "openai-compat" else "native")
@@ -47,7 +48,7 @@ def test_demo_reproduces_the_p4_table_and_the_log_reads_back(tmp_path) -> None:
             truth = demo.output.split(f"[{scenario.name}] turn ")[1].split("camera frame: ")[1]
             truth = truth.splitlines()[0]
             assert row.endswith(f"I see 1 image. image 1: {truth}."), (row, truth)
-    assert demo.output.count("(1 image: JPEG 5 KB)") == len(P4_SCENARIOS)
+    assert demo.output.count("(1 image: JPEG 5 KB)") == len(DEMO_SCENARIOS)
     log = runner.invoke(main, ["log", str(db)])
     assert log.exit_code == 0, log.output
     assert log.output.splitlines() == flat

@@ -1,4 +1,5 @@
-"""SPEC §4 rules of `normalize_image`, each with its boundary, over images generated in code."""
+"""The normalization rules of `normalize_image`, each with its boundary, over images generated in
+code (the rules: docs/image-rules.md)."""
 
 from __future__ import annotations
 

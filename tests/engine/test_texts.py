@@ -101,7 +101,7 @@ def test_english_texts() -> None:
     assert t.dropped_note("too_large", 2) == "(image 3 was not sent: it is too large)"
 
 
-def test_japanese_texts_are_the_seed_originals() -> None:
+def test_japanese_texts_are_the_measured_originals() -> None:
     t = texts("ja")
     assert t.image_only(2) == "（画像 2 枚）"
     assert t.image_only(1) == "（画像 1 枚）"

@@ -26,8 +26,8 @@ from fuseforks.events.types import (
     ToolResultRecorded,
     ToolSpecRecord,
     TurnEnded,
-    TurnInterrupted,
     TurnEvent,
+    TurnInterrupted,
     TurnStarted,
     Usage,
 )

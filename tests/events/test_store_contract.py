@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import base64
+import io
+import random
 from collections.abc import Iterator
 
 import pytest
+from PIL import Image
 
 from fuseforks.core.errors import ConcurrencyError
 from fuseforks.events.codec import Envelope
-from fuseforks.events.privacy import PixelLeakError
+from fuseforks.events.privacy import BASE64_RUN_LIMIT, PixelLeakError
 from fuseforks.events.sequencer import FixedClock, Sequencer
-from fuseforks.events.types import RoundStarted, ToolResultRecorded
+from fuseforks.events.types import RoundStarted, ToolResultRecorded, TurnEnded
 from fuseforks.stores.jsonl import export_turn, import_stream, read_stream
 from fuseforks.stores.memory import MemoryStore
 from fuseforks.stores.sqlite import SqliteStore
@@ -35,7 +39,8 @@ def test_append_then_read_returns_the_same_envelopes_in_order(store) -> None:
     store.append(first)
     store.append(second)
     assert store.read("t1") == first + second
-    assert [e.seq for e in store.read("t1", after=15)] == [16, 17]
+    last = len(SAMPLES)
+    assert [e.seq for e in store.read("t1", after=last - 2)] == [last - 1, last]
     assert store.last_seq("t1") == len(SAMPLES)
     assert store.last_seq("unknown") == 0
     assert store.read("unknown") == []
@@ -88,3 +93,33 @@ def test_a_sqlite_append_with_a_leaking_event_rolls_back_the_whole_round(tmp_pat
         with pytest.raises(PixelLeakError):
             store.append(batch)
         assert store.read("t1") == []
+
+
+def png_base64() -> str:
+    """A small noisy PNG as base64: image data, and longer than the privacy guard's run limit."""
+    image = Image.frombytes("RGB", (16, 16), random.Random(7).randbytes(16 * 16 * 3))
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return base64.b64encode(out.getvalue()).decode()
+
+
+def test_every_store_refuses_an_envelope_carrying_base64_image_data_and_keeps_nothing_of_its_batch(
+    store,
+) -> None:
+    data = png_base64()
+    assert len(data) > BASE64_RUN_LIMIT
+    kept = sealed("t1", [RoundStarted(round=1)])
+    store.append(kept)
+    leaking = TurnEnded(rounds=1, stop="answered", answer=f"Here is the frame: {data}")
+    # Handed straight to the store: sealing would have refused it first.
+    batch = [*sealed("t1", [RoundStarted(round=2)], last_seq=1),
+             Envelope(turn_id="t1", seq=3, at="2026-11-30T00:00:01.000Z", event=leaking)]
+    with pytest.raises(PixelLeakError, match=r"refusing to store TurnEnded #3: it holds a base64 run"):
+        store.append(batch)
+    alone = Envelope(turn_id="t2", seq=1, at="2026-11-30T00:00:02.000Z", event=leaking)
+    with pytest.raises(PixelLeakError, match=r"refusing to store TurnEnded #1"):
+        store.append([alone])
+    assert store.read("t1") == kept
+    assert store.last_seq("t1") == 1
+    assert store.read("t2") == []
+    assert [(t.turn_id, t.events) for t in store.turns()] == [("t1", 1)]

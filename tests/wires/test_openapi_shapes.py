@@ -1,6 +1,6 @@
 """A second check of the OpenAI-shaped requests: OpenAI's published OpenAPI document, validated
 with jsonschema (Draft 2020-12). The schemas reachable from the two request components are kept in
-`fixtures/openai-openapi-subset.json` (extracted from `shared/schemas/openai-openapi.json`), so the
+`fixtures/openai-openapi-subset.json` (extracted from OpenAI's full published document), so the
 check runs on a fresh clone too."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""SPEC §5 frozen: placement read off each adapter's encoded request, and the no-image encoding.
+"""Placement frozen: read off each adapter's encoded request, and the no-image encoding.
 
 The placement is *observed*: the test finds where the image's base64 sits in the encoded JSON
 (inside the tool-result node or not), what the parts around it are, and whether carrying an image
@@ -20,8 +20,8 @@ from tests.wires.helpers import caption, tool_round, two_colour_jpeg
 
 ENDPOINT = Endpoint(base_url="https://example.test/v1", api_key="k")
 
-# SPEC §5, verbatim as data: placement and the parts of the list that holds the image.
-SPEC_5 = {
+# The placement table as data: placement and the parts of the list that holds the image.
+WIRE_PLACEMENTS = {
     "anthropic": ("native", ["image", "text"]),
     "openai-compat": ("alternate", ["text", "image_url"]),
     "gemini": ("native", ["inlineData"]),
@@ -83,12 +83,12 @@ def observe(wire: str) -> tuple[str, list[str]]:
 
 
 def test_the_table_covers_exactly_the_seven_wires() -> None:
-    assert tuple(SPEC_5) == WIRES
+    assert tuple(WIRE_PLACEMENTS) == WIRES
 
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_placement_read_off_the_encoded_request_matches_spec_5(wire: str) -> None:
-    assert observe(wire) == SPEC_5[wire]
+    assert observe(wire) == WIRE_PLACEMENTS[wire]
 
 
 @pytest.mark.parametrize("wire", WIRES)

@@ -1,0 +1,103 @@
+"""The documentation stays true to the repository: it names only what a clone has, its package
+tables match the folders, and every module it points to exists."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from fuseforks.events.types import EVENT_TYPES
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "fuseforks"
+DOCS = ROOT / "docs"
+
+# References to documents and trackers a user who clones the repository does not have.
+EXTERNAL_REFERENCES = [
+    re.compile(r"SPEC\.md"),
+    re.compile(r"shared folder"),
+    re.compile(r"\.\./shared"),
+    re.compile(r"seed D"),
+    re.compile(r"spec70"),
+    re.compile(r"issue \d", re.IGNORECASE),
+    re.compile(r"SPEC §"),
+    re.compile(r"§"),
+    re.compile(r"\bthe seed\b"),
+    re.compile(r"\bseed's\b"),
+    re.compile(r"design record"),
+]
+
+
+def _text_files() -> list[Path]:
+    files = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    files += sorted(
+        p for p in PACKAGE.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    )
+    return files
+
+
+def test_no_file_refers_to_documents_outside_the_repository() -> None:
+    hits = []
+    for path in _text_files():
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except UnicodeDecodeError:
+            continue
+        for number, line in enumerate(lines, start=1):
+            for pattern in EXTERNAL_REFERENCES:
+                if pattern.search(line):
+                    hits.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+                    break
+    assert hits == [], "external references left:\n" + "\n".join(hits)
+
+
+def _subpackages() -> set[str]:
+    return {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+
+
+def _section(markdown: str, heading: str) -> str:
+    start = markdown.index(heading)
+    rest = markdown[start + len(heading):]
+    end = re.search(r"^#{1,2} ", rest, re.MULTILINE)
+    return rest[: end.start()] if end else rest
+
+
+def _table_packages(section: str) -> list[str]:
+    names = []
+    for line in section.splitlines():
+        if line.startswith("|"):
+            names += re.findall(r"`fuseforks/([a-z_]+)/?`", line)
+    return names
+
+
+def test_the_design_layer_table_names_exactly_the_subpackages() -> None:
+    section = _section((DOCS / "design.md").read_text(encoding="utf-8"),
+                       "## Layers and packages")
+    names = _table_packages(section)
+    assert sorted(names) == sorted(set(names)), "one row per subpackage"
+    assert set(names) == _subpackages()
+
+
+def test_the_readme_layout_table_names_exactly_the_subpackages() -> None:
+    section = _section((ROOT / "README.md").read_text(encoding="utf-8"), "## Layout")
+    names = _table_packages(section)
+    assert sorted(names) == sorted(set(names)), "one row per subpackage"
+    assert set(names) == _subpackages()
+
+
+def test_every_module_the_image_rules_name_exists() -> None:
+    text = (DOCS / "image-rules.md").read_text(encoding="utf-8")
+    full = re.findall(r"fuseforks/[a-z_/]+\.py", text)
+    short = re.findall(r"(?<![\w/.-])([a-z_]+/[a-z_]+\.py)", text)
+    tests = re.findall(r"(?<![\w/.-])(tests/[a-z_/]+\.py)", text)
+    assert full, "the rules name their modules"
+    missing = [m for m in full + tests if not (ROOT / m).is_file()]
+    missing += [m for m in short if not (PACKAGE / m).is_file()]
+    assert missing == []
+
+
+def test_the_design_lists_every_event_kind() -> None:
+    section = _section((DOCS / "design.md").read_text(encoding="utf-8"), "## Event vocabulary")
+    listed = set(re.findall(r"^\| `([A-Za-z0-9]+)` \|", section, re.MULTILINE))
+    assert listed == {kind.__name__ for kind in EVENT_TYPES}
