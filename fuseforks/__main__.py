@@ -1,5 +1,5 @@
 """`python -m fuseforks` is the `fuseforks` command."""
 
-from fuseforks.cli import main
+from fuseforks.cli.entry import main
 
 main()

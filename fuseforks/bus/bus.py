@@ -86,7 +86,8 @@ class Bus(anyio.AsyncContextManagerMixin):
             try:
                 await subscriber.handle(batch)
             except Exception as error:
-                self._fail(subscriber, error, batch[0].seq - 1 if batch else 0)
+                self.failures.append(SubscriberFailure(
+                    subscriber.name, _describe(error), batch[0].seq - 1 if batch else 0))
                 self._broken = RecordingFailed(f"{subscriber.name}: {error}")
                 raise self._broken from error
         for subscriber, send in list(self._senders):

@@ -80,8 +80,8 @@ async def _run(wire: WireName, model: str, base_url: str | None, mcp_config: Pat
                         interrupts.detach()
     except* RecordingFailed as group:
         raise click.ClickException(
-            f"the turn stopped: the record could not be written ({group.exceptions[0]}); "
-            "the rounds before are kept") from None
+            f"the turn stopped: the record could not be written ({first_leaf(group)}); "
+            "what was recorded before is kept") from None
     finally:
         await live.aclose()
         file_log.close()
@@ -94,6 +94,13 @@ async def _run(wire: WireName, model: str, base_url: str | None, mcp_config: Pat
         click.echo(f"turn failed: {result.error}", err=True)
         return 1
     return 0
+
+
+def first_leaf(error: BaseException) -> BaseException:
+    """The first exception inside (nested) exception groups."""
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
 
 
 def _report_failure(failure: SubscriberFailure) -> None:

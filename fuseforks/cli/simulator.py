@@ -37,7 +37,11 @@ async def _serve(port: int, record_dir: Path | None, script: Script) -> None:
               help="Tool the model calls on its first round (repeatable; default: the first declared).")
 @click.option("--rounds", type=int, default=1, show_default=True,
               help="Tool rounds before the model answers.")
-def simulator(port: int, record_dir: Path | None, call_tools: tuple[str, ...], rounds: int) -> None:
+@click.option("--latency", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Seconds the model takes before each answer.")
+def simulator(port: int, record_dir: Path | None, call_tools: tuple[str, ...], rounds: int,
+              latency: float) -> None:
     """Serve all seven provider wires on 127.0.0.1: strict, scripted, and able to see images."""
+    script = Script(call_tools=call_tools, rounds=rounds, latency=latency)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(port, record_dir, Script(call_tools=call_tools, rounds=rounds)))
+        asyncio.run(_serve(port, record_dir, script))

@@ -27,6 +27,7 @@ class Script:
 
     call_tools: tuple[str, ...] = ()  # empty: the first declared tool
     rounds: int = 1
+    latency: float = 0.0  # seconds before each answer, like a real model's time to respond
 
 
 DEFAULT_SCRIPT = Script()

@@ -195,6 +195,8 @@ class Simulator:
             if request is None:
                 return
             reply = self._respond(request, body)
+            if self.script.latency and isinstance(reply, Reply):
+                await anyio.sleep(self.script.latency)  # a model takes time to answer
             if isinstance(reply, _Stall):
                 await anyio.sleep(reply.seconds)
                 reply = _DROP
