@@ -2,6 +2,11 @@
 
 Every comparison runs both sides interleaved in one process on the same generated input, and the
 best of several runs is kept (the machine is shared; the minimum is the least disturbed figure).
+
+Peak memory is measured per input in a fresh process: the input is written by one child, then a
+small child starts a grandchild that normalizes it and reads `RUSAGE_CHILDREN.ru_maxrss` — Linux
+carries a process's peak RSS across fork and exec, so a child of this (large) process would
+report this process's peak, not its own.
 """
 
 from __future__ import annotations
@@ -13,14 +18,19 @@ import io
 import math
 import os
 import resource
+import subprocess
+import sys
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import anyio
 import anyio.to_thread
 from PIL import Image, ImageChops, ImageStat
 
+from fuseforks.core.media import DECODE_MAX_PIXELS, WEBP_DECODE_MAX_PIXELS
 from fuseforks.images.normalize import (
     normalize_image,
     normalize_result_images,
@@ -80,6 +90,78 @@ def bench_bomb() -> None:
         f"  extra memory: traced peak {peak / 1024:.1f} KiB, peak RSS growth {rss_growth} KiB"
         f"  (goal < 5 MB: {verdict(peak < 5 * MIB and rss_growth < 5 * 1024)})"
     )
+
+
+_MAKE = r"""
+import sys
+from PIL import Image
+kind, width, height, path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+grey = Image.linear_gradient("L").resize((width, height))
+if kind == "jpeg":
+    grey.save(path, "JPEG", quality=90)
+    sys.exit()
+rgb = Image.merge("RGB", (grey, grey.transpose(Image.Transpose.ROTATE_90), grey))
+if kind == "palette png":
+    rgb.convert("P").save(path, "PNG", compress_level=1, transparency=0)
+elif kind == "rgba png":
+    rgb.putalpha(grey)
+    rgb.save(path, "PNG", compress_level=1)
+elif kind == "rgba webp":
+    rgb.putalpha(grey)
+    rgb.save(path, "WEBP", quality=50)
+"""
+
+_NORMALIZE = r"""
+import sys
+from fuseforks.images.normalize import normalize_image
+result = normalize_image(open(sys.argv[1], "rb").read())
+print(getattr(result, "path", None) or f"dropped {result.reason}: {result.detail}")
+"""
+
+_MEASURE = r"""
+import resource, subprocess, sys
+out = subprocess.run([sys.executable, "-c", sys.argv[1], sys.argv[2]], check=True,
+                     capture_output=True, text=True).stdout.strip()
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, out)
+"""
+
+
+def peak_rss(kind: str, width: int, height: int, folder: Path) -> tuple[float, str, float]:
+    """(peak RSS in MB of one normalization in a fresh process, its outcome, its seconds)."""
+    path = folder / f"{kind.replace(' ', '_')}_{width}x{height}"
+    subprocess.run([sys.executable, "-c", _MAKE, kind, str(width), str(height), str(path)],
+                   check=True)
+    started = time.perf_counter()
+    line = subprocess.run([sys.executable, "-c", _MEASURE, _NORMALIZE, str(path)], check=True,
+                          capture_output=True, text=True).stdout.split(maxsplit=1)
+    seconds = time.perf_counter() - started
+    return int(line[0]) / 1024, line[1].strip(), seconds
+
+
+def bench_peak_memory() -> None:
+    """The worst accepted inputs under the decode budget, and a JPEG of the largest legal edge."""
+    side = int(DECODE_MAX_PIXELS**0.5)
+    webp_side = int(WEBP_DECODE_MAX_PIXELS**0.5)
+    cases = [
+        ("rgba png", side, side),
+        ("palette png", side, side),
+        ("rgba webp", webp_side, webp_side),
+        ("jpeg", 16_384, 16_384),
+    ]
+    print("peak memory: one normalization in a fresh process (interpreter included)")
+    worst = 0.0
+    with tempfile.TemporaryDirectory() as folder:
+        for kind, width, height in cases:
+            megabytes, outcome, seconds = peak_rss(kind, width, height, Path(folder))
+            worst = max(worst, megabytes)
+            print(f"  {kind:12} {width}x{height} ({width * height / 1e6:5.1f} MP)"
+                  f"  peak RSS {megabytes:6.0f} MB  {seconds:5.1f} s  {outcome}")
+    print(f"  worst accepted input: {worst:.0f} MB  (goal < 500 MB: {verdict(worst < 500)})")
+    legal = gen.png_declaring(16_384, 16_384)
+    (seconds,) = best_of(50, lambda: normalize_image(legal))
+    result = normalize_image(legal)
+    print(f"  16384x16384 PNG (legal edge, 268 MP): {getattr(result, 'detail', result)}"
+          f" in {ms(seconds)}")
 
 
 def bench_pass_through() -> None:
@@ -249,6 +331,7 @@ def bench_concurrency() -> None:
 
 def main() -> None:
     bench_bomb()
+    bench_peak_memory()
     bench_pass_through()
     bench_large_jpeg()
     bench_rgba_png()

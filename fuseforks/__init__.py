@@ -10,13 +10,43 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from fuseforks.agent import (
+        Agent,
+        Conversation,
+        ConversationTurn,
+        HistoryBudget,
+        SentImage,
+        TurnResult,
+    )
+    from fuseforks.core.errors import FuseforksError, RecordingFailed
     from fuseforks.images.normalize import normalize_image
 
 __version__ = "0.1.0"
 
-_EXPORTS = {"normalize_image": "fuseforks.images.normalize"}
+_EXPORTS = {
+    "Agent": "fuseforks.agent",
+    "Conversation": "fuseforks.agent",
+    "ConversationTurn": "fuseforks.agent",
+    "HistoryBudget": "fuseforks.agent",
+    "SentImage": "fuseforks.agent",
+    "TurnResult": "fuseforks.agent",
+    "FuseforksError": "fuseforks.core.errors",
+    "RecordingFailed": "fuseforks.core.errors",
+    "normalize_image": "fuseforks.images.normalize",
+}
 
-__all__ = ["__version__", "normalize_image"]
+__all__ = [
+    "Agent",
+    "Conversation",
+    "ConversationTurn",
+    "FuseforksError",
+    "HistoryBudget",
+    "RecordingFailed",
+    "SentImage",
+    "TurnResult",
+    "__version__",
+    "normalize_image",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -16,7 +16,7 @@ import anyio
 
 from fuseforks.demo.offline import CAMERA_SERVER
 from fuseforks.demo.scenarios import DEMO_SCENARIOS, REQUEST
-from fuseforks.engine.turn import Turn, TurnResult, TurnSpec
+from fuseforks.engine.turn import Turn, TurnOutcome, TurnSpec
 from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import FixedClock
 from fuseforks.live import HubTools, LiveModel
@@ -34,7 +34,7 @@ RIG_SERVER = StdioServer(name="rig", command=sys.executable, args=[str(RIG)])
 
 
 async def record(name: str, server: StdioServer, script: Script, wire: str, model: str, *,
-                 language: str = "en", max_rounds: int = 8) -> TurnResult:
+                 language: str = "en", max_rounds: int = 8) -> TurnOutcome:
     async with run_simulator(script=script) as sim, ToolHub([server]) as hub:
         live = LiveModel(wire, model, Endpoint(base_url=sim.base_urls[wire], api_key="sk-replay"),
                          policy=RetryPolicy(base_delay=0.01, max_delay=0.02))

@@ -1,28 +1,57 @@
 """The `fuseforks` command line.
 
-Subcommands live one per module and are imported only when invoked, so `fuseforks --help` stays
-fast and a broken optional piece cannot stop the others from running.
+Subcommands live one per module and are imported only when invoked: `fuseforks --help` lists them
+from the table below without importing any of them (each module pulls in the engine, the MCP SDK
+or an HTTP client), and a broken optional piece cannot stop the others from running.
+
+Every error ends in one line on stderr and an exit code — 2 for a usage error (a bad option or
+argument), 1 for a failure — never in a traceback for anything fuseforks expects to go wrong.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import click
 
-# name -> "module:attribute" of a click command or group.
-COMMANDS: dict[str, str] = {
-    "audit": "fuseforks.cli.audit:audit",
-    "demo": "fuseforks.cli.demo:demo",
-    "export": "fuseforks.cli.transfer:export",
-    "import": "fuseforks.cli.transfer:import_",
-    "log": "fuseforks.cli.log:log",
-    "replay": "fuseforks.cli.replay:replay",
-    "run": "fuseforks.cli.run:run",
-    "simulator": "fuseforks.cli.simulator:simulator",
-    "mcp": "fuseforks.cli.mcp:mcp",
-    "image": "fuseforks.cli.image:image",
+from fuseforks.core.errors import FuseforksError
+
+
+class Entry(NamedTuple):
+    target: str
+    """`module:attribute` of a click command or group."""
+    summary: str
+    """The line `fuseforks --help` shows; the command's own short help says the same."""
+
+
+COMMANDS: dict[str, Entry] = {
+    "audit": Entry("fuseforks.cli.audit:audit",
+                   "Which tool images went to which provider, from which tool."),
+    "chat": Entry("fuseforks.cli.chat:chat",
+                  "Talk to an agent in this terminal: one conversation, turn after turn."),
+    "demo": Entry("fuseforks.cli.demo:demo",
+                  "Run the offline demo: seven wires and an image-refusing model."),
+    "export": Entry("fuseforks.cli.transfer:export",
+                    "Write the turns of a store as a JSON Lines stream."),
+    "image": Entry("fuseforks.cli.image:image",
+                   "Look at images the way the engine will send them."),
+    "import": Entry("fuseforks.cli.transfer:import_",
+                    "Add the turns of a JSON Lines stream to a store."),
+    "log": Entry("fuseforks.cli.log:log", "Print the log lines of recorded turns."),
+    "mcp": Entry("fuseforks.cli.mcp:mcp",
+                 "Check MCP servers: list their tools, call one and see what the model would get."),
+    "replay": Entry("fuseforks.cli.replay:replay",
+                    "Show recorded turns; --verify re-drives today's engine on them."),
+    "run": Entry("fuseforks.cli.run:run", "Run one turn against a real provider, with MCP tools."),
+    "simulator": Entry("fuseforks.cli.simulator:simulator",
+                       "Serve the seven provider wires on 127.0.0.1 (tests, the demo)."),
+    "turns": Entry("fuseforks.cli.turns:turns", "List the recorded turns of a store or stream."),
 }
+
+PROG = "fuseforks"
 
 
 class LazyGroup(click.Group):
@@ -30,16 +59,65 @@ class LazyGroup(click.Group):
         return sorted(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = COMMANDS.get(cmd_name)
-        if target is None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
             return None
-        module_name, attribute = target.split(":")
+        module_name, attribute = entry.target.split(":")
         command = getattr(importlib.import_module(module_name), attribute)
         assert isinstance(command, click.Command)
         return command
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from the table: listing does not import a single command."""
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, COMMANDS[name].summary) for name in self.list_commands(ctx)])
 
-@click.group(cls=LazyGroup)
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        prog_name = prog_name or PROG
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            outcome = super().main(args, prog_name, complete_var, False, **extra)
+        except click.exceptions.NoArgsIsHelpError as error:
+            error.show()
+            sys.exit(error.exit_code)
+        except click.UsageError as error:
+            command = error.ctx.command_path if error.ctx is not None else prog_name
+            text = error.format_message().strip()
+            stop = "" if text.endswith((".", "!", "?")) else "."
+            click.echo(f"Error: {text}{stop} Try '{command} --help'.", err=True)
+            sys.exit(error.exit_code)
+        except click.ClickException as error:
+            error.show()
+            sys.exit(error.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        except FuseforksError as error:  # a path a command did not translate itself
+            click.echo(f"Error: {error}", err=True)
+            sys.exit(1)
+        except BrokenPipeError:  # `fuseforks log db | head`: the reader left, nothing to say
+            sys.stdout = open(  # noqa: SIM115 - replaces the closed pipe until exit
+                "/dev/null", "w", encoding="utf-8")
+            sys.exit(1)
+        except OSError as error:
+            where = f": {error.filename}" if error.filename else ""
+            click.echo(f"Error: {error.strerror or error}{where}", err=True)
+            sys.exit(1)
+        # Without standalone mode click returns an exit code from `ctx.exit(code)` (e.g. --help)
+        # and a command's own return value otherwise; commands return None.
+        sys.exit(outcome if isinstance(outcome, int) else 0)
+
+
+@click.group(cls=LazyGroup, name=PROG, epilog="""\b
+Example:
+  fuseforks demo && fuseforks turns fuseforks.db
+
+Each command has its own help: fuseforks COMMAND --help.""")
 @click.version_option(package_name="fuseforks")
 def main() -> None:
-    """Event-sourced turn engine for LLM agents that call MCP tools."""
+    """An event-sourced turn engine for LLM agents that call MCP tools: runs turns against seven
+    provider wires, records every fact of a turn, and replays and audits the record — including
+    which tool images went to which provider."""

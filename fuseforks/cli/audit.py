@@ -4,41 +4,58 @@ from __future__ import annotations
 
 import csv
 import io
+import re
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import click
 import msgspec
 
-from fuseforks.cli.sources import SQLITE_MAGIC, load_turns
-from fuseforks.core.errors import FuseforksError
-from fuseforks.projections.audit import AuditRows, DeliveryRow, audit_rows
-from fuseforks.stores.sqlite import SqliteStore
+from fuseforks.cli.sources import open_source
+from fuseforks.core.names import WIRE_NAMES
+from fuseforks.projections.audit import AuditFilter, AuditRows, DeliveryRow, since_key
+
+_DURATION = re.compile(r"(\d+)\s*([smhdw])")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_HEX = re.compile(r"[0-9a-f]{4,64}")
 
 
-def from_store(path: Path, digest: str | None, wire: str | None, model: str | None,
-               tool: str | None, since: str | None) -> AuditRows:
-    with SqliteStore(path) as store:
-        return AuditRows(
-            origins=store.image_origins(digest) if digest else [],
-            deliveries=store.image_deliveries(digest=digest, wire=wire, model=model, tool=tool,
-                                              since=since),
-        )
+class Since(click.ParamType):
+    """A moment: ISO-8601 with any offset (UTC without one), or a duration meaning that long ago.
+    Converted to the form recorded times are compared in (`since_key`)."""
+
+    name = "TIME"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value).strip()
+        duration = _DURATION.fullmatch(text)
+        try:
+            if duration is not None:
+                amount, unit = duration.groups()
+                moment = datetime.now(UTC) - timedelta(**{_UNITS[unit]: int(amount)})
+            else:
+                moment = datetime.fromisoformat(text)
+                if moment.tzinfo is None:
+                    moment = moment.replace(tzinfo=UTC)
+            return since_key(moment)
+        except (ValueError, OverflowError):
+            self.fail(f"{text!r} is neither an ISO-8601 time (2026-11-30T08:48:54Z, "
+                      "2026-11-30T09:48+01:00, 2026-11-30) nor a duration back from now "
+                      "(30m, 2h, 7d)", param, ctx)
 
 
-def from_stream(path: Path, digest: str | None, wire: str | None, model: str | None,
-                tool: str | None, since: str | None) -> AuditRows:
-    rows = audit_rows(e for turn in load_turns(path).values() for e in turn)
+class DigestPrefix(click.ParamType):
+    """The SHA-256 of an image, or its first 4 hex characters or more, in any case."""
 
-    def keep(row: DeliveryRow) -> bool:
-        return ((digest is None or row.digest == digest) and (wire is None or row.wire == wire)
-                and (model is None or row.model == model) and (tool is None or row.tool == tool)
-                and (since is None or row.at >= since))
+    name = "HEX"
 
-    return AuditRows(
-        origins=[o for o in rows.origins if digest is not None and o.digest == digest],
-        deliveries=sorted((d for d in rows.deliveries if keep(d)),
-                          key=lambda d: (d.at, d.turn_id, d.request_seq)),
-    )
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value).strip().lower()
+        if _HEX.fullmatch(text) is None:
+            self.fail(f"{value!r} is not an image digest: give 4 to 64 hex characters of its "
+                      "SHA-256", param, ctx)
+        return text
 
 
 def as_csv(rows: list[DeliveryRow]) -> str:
@@ -68,32 +85,50 @@ def print_text(rows: AuditRows) -> None:
         click.echo("no image matches")
 
 
-@click.command()
+@click.command(
+    epilog="""\b
+Examples:
+  fuseforks audit fuseforks.db --digest 3fa2 --since 2h
+  fuseforks audit fuseforks.db --provider openai-compat --csv""")
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--digest", default=None, help="SHA-256 of an image (as sent).")
-@click.option("--provider", "wire", default=None, help="A wire name, e.g. anthropic.")
-@click.option("--model", default=None)
-@click.option("--tool", default=None, help="A prefixed tool name, e.g. nik__live_view_image.")
-@click.option("--since", default=None, help="ISO-8601 time, e.g. 2026-11-30T00:00:00Z.")
-@click.option("--json", "as_json", is_flag=True)
-@click.option("--csv", "as_csv_flag", is_flag=True)
+@click.option("--digest", type=DigestPrefix(), default=None,
+              help="Only this image: its SHA-256 as sent, or a unique prefix of 4 hex characters "
+                   "or more, in any case; also shows the tool that produced it.")
+@click.option("--provider", "wire", type=click.Choice(WIRE_NAMES), default=None,
+              help="Only requests on this provider wire.")
+@click.option("--model", default=None, help="Only requests to this model, e.g. claude-sonnet-5-5.")
+@click.option("--tool", default=None,
+              help="Only images from this tool, named as the model saw it (server__tool), e.g. "
+                   "nik__live_view_image.")
+@click.option("--since", type=Since(), default=None,
+              help="Only requests at or after TIME: ISO-8601 with any offset (UTC without one), "
+                   "e.g. 2026-11-30T08:48:54Z or 2026-11-30T09:48+01:00, or a duration back from "
+                   "now: 30m, 2h, 7d (s, m, h, d, w).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print origins and deliveries as one JSON object.")
+@click.option("--csv", "as_csv_flag", is_flag=True,
+              help="Print the deliveries as CSV with a header row.")
 def audit(source: Path, digest: str | None, wire: str | None, model: str | None,
           tool: str | None, since: str | None, as_json: bool, as_csv_flag: bool) -> None:
-    """Every delivery of a tool image: to which wire, model and host, natively or by alternate,
-    received, refused or stripped — and, for a digest, the tool that produced it."""
-    try:
-        with open(source, "rb") as handle:
-            is_store = handle.read(16) == SQLITE_MAGIC
-        reader = from_store if is_store else from_stream
-        rows = reader(source, digest, wire, model, tool, since)
-    except FuseforksError as error:
-        raise click.ClickException(str(error)) from error
+    """Which tool images went to which provider, from which tool.
+
+    Every delivery of a tool image in SOURCE (a store or a JSON Lines stream): the request that
+    carried it, its wire, model and host, whether the image sat in the tool result (native) or in
+    a message after it (alternate), and whether the provider received or refused it and the
+    image was then stripped. With --digest, also where the image came from: the tool, its server
+    and round."""
+    if as_json and as_csv_flag:
+        raise click.UsageError("--json and --csv cannot be used together")
+    with open_source(source) as opened:
+        full = opened.resolve_digest(digest) if digest is not None else None
+        if digest is not None and full is None:
+            rows = AuditRows(origins=[], deliveries=[])
+        else:
+            rows = opened.audit(AuditFilter(digest=full, wire=wire, model=model, tool=tool,
+                                            since=since))
     if as_json:
         click.echo(msgspec.json.encode(rows).decode())
     elif as_csv_flag:
         click.echo(as_csv(rows.deliveries), nl=False)
     else:
         print_text(rows)
-
-
-

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
+from fuseforks.cli.sources import check_file_target, check_store_target
+from fuseforks.core.errors import FuseforksError
 from fuseforks.core.names import LANGUAGES, Language
-from fuseforks.demo.offline import ScenarioOutcome, run
+
+if TYPE_CHECKING:
+    from fuseforks.demo.offline import ScenarioOutcome
 
 
 def _cell(text: str, width: int) -> str:
@@ -34,18 +39,35 @@ def print_table(outcomes: list[ScenarioOutcome]) -> None:
             click.echo("  display: " + display.replace("\n", "\n           "))
 
 
-@click.command()
+@click.command(epilog="""\b
+Example:
+  fuseforks demo --language ja --db /tmp/demo.db --log /tmp/demo.log""")
 @click.option("--db", "db_path", default="fuseforks.db", show_default=True,
-              type=click.Path(dir_okay=False, path_type=Path))
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="The store the demo turns are recorded into (created if missing).")
 @click.option("--log", "log_path", default="fuseforks.log", show_default=True,
-              type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--record-requests", "record_dir", default=None,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="The log file the demo turns' lines are appended to.")
+@click.option("--record-requests", "record_dir", default=None, metavar="DIR",
               type=click.Path(file_okay=False, path_type=Path),
               help="Have the simulator write every request body it receives to DIR.")
-@click.option("--language", type=click.Choice(LANGUAGES), default="en", show_default=True)
+@click.option("--language", type=click.Choice(LANGUAGES), default="en", show_default=True,
+              help="The language of every sentence fuseforks adds for the model.")
 def demo(db_path: Path, log_path: Path, record_dir: Path | None, language: Language) -> None:
-    """Run the demo scenarios offline: seven wires plus an image-refusing model."""
+    """Run the offline demo: seven wires and an image-refusing model.
+
+    Starts the provider simulator (a local process on 127.0.0.1) and the demo camera (an MCP
+    server over stdio), runs one camera turn on each of the seven provider wires plus one with a
+    model that refuses images, and prints what each model said it saw next to the camera's truth.
+    Nothing leaves the machine."""
+    check_store_target(db_path)
+    check_file_target(log_path, "log")
+    from fuseforks.demo.offline import run  # the demo's engine, simulator and MCP SDK: only now
+
     click.echo("fuseforks demo: the provider simulator (a local process on 127.0.0.1) and the demo")
     click.echo(f"camera (an MCP server over stdio); turns are recorded into {db_path} and {log_path}.\n")
-    outcomes = run(db_path, log_path, record_dir, language)
+    try:
+        outcomes = run(db_path, log_path, record_dir, language)
+    except FuseforksError as error:
+        raise click.ClickException(str(error)) from error
     print_table(outcomes)

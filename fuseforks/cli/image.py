@@ -1,16 +1,21 @@
 """`fuseforks image inspect`: what the model will get for an image, before any turn runs.
 
-Point it at image files, at files holding the base64 text of an MCP image block, or at a saved MCP
-tool result (a `CallToolResult` JSON, bare or inside a JSON-RPC response): each image is put through
-the same `normalize_image` / per-result step the engine uses, and the decision is printed. The
-server's `mimeType` is shown next to what the bytes really are, because that mismatch is what makes
-providers answer 400.
+Point it at image files, at files holding the base64 text of an MCP image block (line breaks and
+spaces allowed), at files holding a `data:` URL (base64 or percent-encoded), or at a saved MCP
+tool result (a `CallToolResult` JSON, bare or inside a JSON-RPC response): each image is put
+through the same `normalize_image` / per-result step the engine uses, and the decision is printed.
+The server's `mimeType` (or the `data:` URL's media type) is shown next to what the bytes really
+are, because that mismatch is what makes providers answer 400. A tool result without image blocks
+says so in one line (with the kinds of blocks it has), rather than printing nothing. A dropped
+image says why: a cut file, for instance, says `truncated: 2,620 of 3,930 bytes`.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 import click
 import msgspec
@@ -19,7 +24,10 @@ from fuseforks.images.normalize import normalize_image, normalize_result_images
 from fuseforks.images.probe import sniff_format
 from fuseforks.images.types import DroppedImage, NormalizedImage
 
-_BASE64_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\r\n")
+_BASE64_BYTES = frozenset(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\r\n\t "
+)
+_DATA_URL = re.compile(rb"\s*data:([^,;]*)((?:;[^,;]*)*),(.*?)\s*", re.DOTALL | re.IGNORECASE)
 _OUT_FORMATS = {"image/jpeg": "JPEG", "image/webp": "WEBP"}
 
 
@@ -27,7 +35,7 @@ class Inspection(msgspec.Struct, omit_defaults=True):
     """One image's decision as printed by --json (never the image bytes)."""
 
     file: str
-    outcome: str  # "kept" | "dropped"
+    outcome: str  # "kept" | "dropped" | "no_images" (a tool result without image blocks)
     block: int | None = None  # position among the image blocks of a saved tool result
     claimed_media_type: str | None = None  # the server's mimeType, when the file carried one
     path: str | None = None
@@ -71,8 +79,13 @@ def inspect(files: tuple[Path, ...], as_json: bool) -> None:
 
 def _inspect_file(file: Path) -> list[Inspection]:
     raw = file.read_bytes()
-    blocks = _tool_result_images(raw)
-    if blocks is not None:
+    result = _tool_result(raw)
+    if result is not None:
+        blocks, kinds = result
+        if not blocks:
+            listed = ", ".join(kinds) if kinds else "none"
+            detail = f"the tool result has no image blocks ({len(kinds)} blocks: {listed})"
+            return [Inspection(file=str(file), outcome="no_images", detail=detail)]
         outcomes = normalize_result_images([data for data, _ in blocks])
         by_index: dict[int, NormalizedImage | DroppedImage] = {d.index: d for d in outcomes.dropped}
         kept = iter(outcomes.kept)
@@ -81,14 +94,25 @@ def _inspect_file(file: Path) -> list[Inspection]:
             outcome = by_index.get(index) or next(kept)
             rows.append(_row(str(file), outcome, block=index, claimed=claimed))
         return rows
+    data_url = _DATA_URL.fullmatch(raw)
+    if data_url is not None:
+        media_type = data_url.group(1).decode("ascii", "replace").strip() or None
+        parameters = data_url.group(2).decode("ascii", "replace").lower().split(";")
+        payload = data_url.group(3)
+        if "base64" in (p.strip() for p in parameters):
+            block: str | bytes = payload.decode("ascii", "replace")
+        else:
+            block = unquote_to_bytes(payload)
+        return [_row(str(file), normalize_image(block), claimed=media_type)]
     stripped = raw.strip()
     if sniff_format(raw[:32]) is None and stripped and set(stripped) <= _BASE64_BYTES:
         return [_row(str(file), normalize_image(stripped.decode("ascii")))]
     return [_row(str(file), normalize_image(raw))]
 
 
-def _tool_result_images(raw: bytes) -> list[tuple[str, str | None]] | None:
-    """(base64 data, mimeType) of each image block if `raw` is a saved MCP tool result, else None."""
+def _tool_result(raw: bytes) -> tuple[list[tuple[str, str | None]], list[str]] | None:
+    """For a saved MCP tool result: (base64 data, mimeType) of each image block, and the type of
+    every block in order. None when `raw` is not a tool result."""
     if raw.lstrip()[:1] not in (b"{", b"["):
         return None
     try:
@@ -101,14 +125,17 @@ def _tool_result_images(raw: bytes) -> list[tuple[str, str | None]] | None:
     if not isinstance(content, list):
         return None
     images = []
+    kinds = []
     for block in content:
-        if isinstance(block, dict) and block.get("type") == "image":
+        kind = block.get("type") if isinstance(block, dict) else None
+        kinds.append(kind if isinstance(kind, str) else "?")
+        if isinstance(block, dict) and kind == "image":
             data = block.get("data")
             mime = block.get("mimeType")
             images.append(
                 (data if isinstance(data, str) else "", mime if isinstance(mime, str) else None)
             )
-    return images
+    return images, kinds
 
 
 def _row(
@@ -145,6 +172,8 @@ def _row(
 
 
 def _line(row: Inspection) -> str:
+    if row.outcome == "no_images":
+        return f"{row.file}: no images: {row.detail}"
     label = row.file if row.block is None else f"{row.file}#{row.block}"
     claimed = f" claimed={row.claimed_media_type}" if row.claimed_media_type else ""
     if row.outcome == "kept":

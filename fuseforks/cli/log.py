@@ -10,11 +10,17 @@ from fuseforks.cli.sources import load_turns
 from fuseforks.projections.log import turn_log
 
 
-@click.command()
+@click.command(epilog="""\b
+Example:
+  fuseforks log fuseforks.db --turn 3f2a""")
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--turn", "turn_id", default=None, help="Only this turn.")
+@click.option("--turn", "turn_id", default=None,
+              help="Only this turn: its id or a unique prefix of it.")
 def log(source: Path, turn_id: str | None) -> None:
-    """Print the log lines of every turn in SOURCE (a store or a JSON Lines stream)."""
+    """Print the log lines of recorded turns.
+
+    The lines `fuseforks.log` holds for every turn in SOURCE (a store or a JSON Lines stream),
+    folded again from the recorded events."""
     for envelopes in load_turns(source, turn_id).values():
         for text in turn_log(envelopes):
             click.echo(text)

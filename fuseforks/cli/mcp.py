@@ -1,10 +1,15 @@
 """`fuseforks mcp`: check an MCP server the way the engine will use it.
 
 `tools` lists what a configuration offers the model (prefixed names). `call` calls one tool on any
-server — a command line after `--` (stdio), a `--url` (streamable HTTP), or a server of a
-configuration — and prints the tool output as the model would get it: the text, then one line per
-image (format, size, digest, passed through or re-encoded) and one per dropped image with its
-reason. Image bytes are never printed.
+server — a command line after `--` (stdio), a `--url` (streamable HTTP, or HTTP+SSE with
+`--transport sse`), or a server of a configuration — and prints the tool output as the model would
+get it: the text exactly as the engine records and sends it (media that a server put in the text
+is replaced by the privacy guard's marker, as in a turn), then one line per image (format, size,
+digest, passed through or re-encoded) and one per dropped image with its reason. Image bytes are
+never printed.
+
+While a server is starting, a line on stderr every few seconds says which one is awaited
+(`--mcp-start-timeout` bounds the wait; a server's own `startTimeout` wins).
 """
 
 from __future__ import annotations
@@ -21,10 +26,11 @@ import msgspec
 
 from fuseforks.core.names import LANGUAGES, Language
 from fuseforks.core.texts import format_size
+from fuseforks.events.privacy import elide_base64
 from fuseforks.images.types import DroppedImage, NormalizedImage
 from fuseforks.mcp import (
     DEFAULT_CALL_TIMEOUT,
-    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_START_TIMEOUT,
     ConfigError,
     HttpServer,
     ServerConfig,
@@ -92,9 +98,39 @@ def _dropped_line(dropped: DroppedImage) -> str:
     return f"dropped image {dropped.index + 1}:{fmt} {dropped.reason} ({dropped.detail})"
 
 
+def model_text(output: ToolOutput) -> str:
+    """The text as the model reads it: what the engine records for the result and sends on."""
+    return elide_base64(output.text)
+
+
+def _waiting(server: str, seconds: float) -> None:
+    click.echo(f"waiting for server {server!r} to start ({seconds:g} s)", err=True)
+
+
+def _start_timeout_options(command: Any) -> Any:
+    """`--mcp-start-timeout` (the name `fuseforks run` uses too) and its former name."""
+    seconds = click.FloatRange(min=0, min_open=True)
+    command = click.option(
+        "--connect-timeout", "connect_timeout", type=seconds, default=None, hidden=True,
+        help="Former name of --mcp-start-timeout.",
+    )(command)
+    return click.option(
+        "--mcp-start-timeout", "start_timeout", type=seconds, default=None,
+        help=f"Seconds each server has to start, unless its configuration sets startTimeout "
+        f"[default: {DEFAULT_START_TIMEOUT:g}].",
+    )(command)
+
+
+def _start_timeout(start_timeout: float | None, connect_timeout: float | None) -> float:
+    for value in (start_timeout, connect_timeout):
+        if value is not None:
+            return value
+    return DEFAULT_START_TIMEOUT
+
+
 def render_report(output: ToolOutput) -> str:
     """The human form printed by `call`."""
-    lines = [output.text]
+    lines = [model_text(output)]
     lines += [_image_line(n, image) for n, image in enumerate(output.images, start=1)]
     lines += [_dropped_line(dropped) for dropped in output.dropped]
     return "\n".join(lines)
@@ -102,7 +138,7 @@ def render_report(output: ToolOutput) -> str:
 
 def report(output: ToolOutput) -> CallReport:
     return CallReport(
-        text=output.text,
+        text=model_text(output),
         is_error=output.is_error,
         fault=output.fault,
         images=[
@@ -168,17 +204,18 @@ def mcp() -> None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="An mcpServers JSON file.",
 )
-@click.option("--connect-timeout", type=float, default=DEFAULT_CONNECT_TIMEOUT, show_default=True)
-def tools(config_path: Path, connect_timeout: float) -> None:
+@_start_timeout_options
+def tools(config_path: Path, start_timeout: float | None, connect_timeout: float | None) -> None:
     """List every tool of the configured servers as the model is offered it."""
     _quiet_logs()
+    seconds = _start_timeout(start_timeout, connect_timeout)
     try:
         servers = load_config(config_path)
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
 
     async def run() -> dict[str, str]:
-        async with ToolHub(servers, connect_timeout=connect_timeout) as hub:
+        async with ToolHub(servers, start_timeout=seconds, on_waiting=_waiting) as hub:
             for tool in hub.list_tools():
                 summary = (
                     tool.description.strip().splitlines()[0] if tool.description.strip() else ""
@@ -194,7 +231,11 @@ def tools(config_path: Path, connect_timeout: float) -> None:
 
 
 @mcp.command(context_settings={"ignore_unknown_options": True})
-@click.option("--url", default=None, help="A streamable HTTP endpoint instead of a command.")
+@click.option("--url", default=None, help="An HTTP endpoint instead of a command.")
+@click.option(
+    "--transport", type=click.Choice(["http", "sse"]), default="http", show_default=True,
+    help="With --url: streamable HTTP, or the older HTTP+SSE transport.",
+)
 @click.option("--header", "headers", multiple=True, help="HTTP header KEY:VALUE (with --url).")
 @click.option("--env", "env", multiple=True, help="Environment KEY=VALUE for the command.")
 @click.option(
@@ -206,17 +247,19 @@ def tools(config_path: Path, connect_timeout: float) -> None:
 )
 @click.option("--language", type=click.Choice(LANGUAGES), default="en", show_default=True)
 @click.option("--timeout", type=float, default=DEFAULT_CALL_TIMEOUT, show_default=True)
-@click.option("--connect-timeout", type=float, default=DEFAULT_CONNECT_TIMEOUT, show_default=True)
+@_start_timeout_options
 @click.option("--json", "as_json", is_flag=True, help="Print the output as JSON (no image bytes).")
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def call(
     url: str | None,
+    transport: str,
     headers: tuple[str, ...],
     env: tuple[str, ...],
     config_path: Path | None,
     language: Language,
     timeout: float,
-    connect_timeout: float,
+    start_timeout: float | None,
+    connect_timeout: float | None,
     as_json: bool,
     argv: tuple[str, ...],
 ) -> None:
@@ -230,6 +273,7 @@ def call(
     Exit status: 0 for a result, 1 for a result the server marked isError, 2 for a fault.
     """
     _quiet_logs()
+    seconds = _start_timeout(start_timeout, connect_timeout)
     remote = url is not None or config_path is not None
     command, tool, arguments = _parse_call(argv, remote)
     servers: list[ServerConfig]
@@ -241,7 +285,14 @@ def call(
         name = tool
     elif url is not None:
         server = urlsplit(url).netloc or "server"
-        servers = [HttpServer(name=server, url=url, headers=_pairs(headers, ":", "--header"))]
+        servers = [
+            HttpServer(
+                name=server,
+                url=url,
+                headers=_pairs(headers, ":", "--header"),
+                transport="sse" if transport == "sse" else "http",
+            )
+        ]
         name = f"{tool_prefix(server)}__{tool}"
     else:
         server = Path(command[0]).name or "server"
@@ -250,7 +301,9 @@ def call(
         name = f"{tool_prefix(server)}__{tool}"
 
     async def run() -> ToolOutput:
-        async with ToolHub(servers, call_timeout=timeout, connect_timeout=connect_timeout) as hub:
+        async with ToolHub(
+            servers, call_timeout=timeout, start_timeout=seconds, on_waiting=_waiting
+        ) as hub:
             return await hub.call(name, arguments, language)
 
     output = anyio.run(run)

@@ -11,16 +11,16 @@ import anyio
 import click
 import msgspec
 
-from fuseforks.cli.sources import load_turns
-from fuseforks.engine.replay import Verification, verify
+from fuseforks.cli.sources import open_source
+from fuseforks.engine.replay import redrive, verify
 from fuseforks.events.codec import Envelope
-from fuseforks.events.types import TurnEnded
+from fuseforks.events.types import ResponseReceived, TurnEnded, TurnStarted
 from fuseforks.projections.audit import audit_rows
 from fuseforks.projections.log import turn_log
 from fuseforks.projections.views import repeat_views, request_views
 
 
-def turn_report(envelopes: list[Envelope], verification: Verification | None) -> dict[str, Any]:
+def turn_report(envelopes: list[Envelope], verification: dict[str, Any] | None) -> dict[str, Any]:
     ended = envelopes[-1].event if isinstance(envelopes[-1].event, TurnEnded) else None
     audit = audit_rows(envelopes)
     report: dict[str, Any] = {
@@ -28,14 +28,72 @@ def turn_report(envelopes: list[Envelope], verification: Verification | None) ->
         "events": len(envelopes),
         "interrupted": ended is None,
         "stop": ended.stop if ended else None,
+        "answer": ended.answer if ended and ended.answer else None,
+        "error": ended.error if ended and ended.error else None,
+        "usage": usage(envelopes),
         "requests": msgspec.to_builtins(request_views(envelopes)),
         "repeat_guard": msgspec.to_builtins(repeat_views(envelopes)),
         "log": turn_log(envelopes),
         "audit": msgspec.to_builtins(audit),
     }
     if verification is not None:
-        report["verify"] = msgspec.to_builtins(verification)
+        report["verify"] = verification
     return report
+
+
+def usage(envelopes: list[Envelope]) -> dict[str, int]:
+    """The tokens the provider reported, summed over the turn's responses."""
+    total = {"responses": 0, "input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0,
+             "cache_write_tokens": 0}
+    for envelope in envelopes:
+        if isinstance(envelope.event, ResponseReceived):
+            total["responses"] += 1
+            for field, value in msgspec.structs.asdict(envelope.event.usage).items():
+                total[field] += value
+    return total
+
+
+def missing_seq(envelopes: list[Envelope]) -> int | None:
+    """The first seq a turn's recording lacks (its events count 1, 2, 3, … without gaps)."""
+    for position, envelope in enumerate(envelopes, start=1):
+        if envelope.seq != position:
+            return position
+    return None
+
+
+async def check(envelopes: list[Envelope]) -> dict[str, Any]:
+    """`verify`, for a recording that is whole. One that is not (an event missing, or no
+    TurnStarted to begin with) is compared with today's engine up to where it is broken; the
+    first divergence is then either before that point or the point itself, named as such."""
+    first = envelopes[0].event
+    gap = missing_seq(envelopes)
+    if gap is None and isinstance(first, TurnStarted):
+        return msgspec.to_builtins(await verify(envelopes))
+    produced = await redrive(envelopes) if isinstance(first, TurnStarted) else []
+
+    def made(seq: int) -> Any:
+        return msgspec.to_builtins(produced[seq - 1].event) if seq <= len(produced) else None
+
+    divergence: dict[str, Any]
+    if gap is None:
+        divergence = {"seq": 1, "expected": msgspec.to_builtins(first), "produced": None,
+                      "note": f"the recording begins with {envelopes[0].kind}, not TurnStarted: "
+                              "today's engine cannot re-drive it"}
+    else:
+        where = (f"no event {gap}: seq {gap - 1} is followed by seq {envelopes[gap - 1].seq}"
+                 if gap > 1 else f"no event 1: it starts at seq {envelopes[0].seq}")
+        divergence = {"seq": gap, "expected": None, "produced": made(gap),
+                      "note": f"the recording has {where}"}
+        for seq in range(1, gap):  # before the gap, each recorded event sits at its seq
+            expected = msgspec.to_builtins(envelopes[seq - 1].event)
+            if expected != made(seq):  # the engine already differs (fed by events after it)
+                divergence = {"seq": seq, "expected": expected, "produced": made(seq),
+                              "note": f"the recording also has {where}"}
+                break
+    return {
+        "turn_id": envelopes[0].turn_id, "recorded": len(envelopes), "produced": len(produced),
+        "interrupted": not isinstance(envelopes[-1].event, TurnEnded), "divergence": divergence,
+    }
 
 
 def print_report(report: dict[str, Any]) -> None:
@@ -43,6 +101,13 @@ def print_report(report: dict[str, Any]) -> None:
     status = "interrupted: no TurnEnded, replayed up to the last recorded event" \
         if report["interrupted"] else f"stop={report['stop']}"
     echo(f"turn {report['turn_id']} ({report['events']} events; {status})")
+    echo(f"  answer: {report['answer']!r}" if report["answer"] is not None else "  answer: none")
+    if report["error"] is not None:
+        echo(f"  error: {report['error']}")
+    tokens = report["usage"]
+    echo(f"  usage: input={tokens['input_tokens']} output={tokens['output_tokens']} "
+         f"cache_read={tokens['cache_read_tokens']} cache_write={tokens['cache_write_tokens']} "
+         f"({tokens['responses']} responses)")
     for request in report["requests"]:
         echo(f"  request seq={request['seq']} round={request['round']} {request['purpose']} "
              f"-> {request['wire']} {request['model']} at {request['endpoint_host']}")
@@ -79,30 +144,51 @@ def describe(verification: dict[str, Any]) -> str:
         tail = " (the recording was interrupted; the engine matches it as far as it goes)" \
             if verification["interrupted"] else ""
         return f"identical ({verification['recorded']} events){tail}"
+    note = divergence.get("note")
+    if note and (divergence["expected"] is None or divergence["produced"] is None):
+        return (f"DIVERGED at seq {divergence['seq']}: {note}; "
+                f"produced {_short(divergence['produced'])}")
     return (f"DIVERGED at seq {divergence['seq']}: expected {_short(divergence['expected'])}, "
-            f"produced {_short(divergence['produced'])}")
+            f"produced {_short(divergence['produced'])}" + (f"; {note}" if note else ""))
 
 
 def _short(event: dict[str, Any] | None) -> str:
     return "nothing" if event is None else msgspec.json.encode(event).decode()
 
 
-@click.command()
+@click.command(epilog="""\b
+Examples:
+  fuseforks replay fuseforks.db --verify
+  fuseforks replay replays/cap-at-20.jsonl --turn cap --json""")
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--turn", "turn_id", default=None)
-@click.option("--verify", "check", is_flag=True,
-              help="Re-drive today's engine with the recorded results and compare its events.")
-@click.option("--json", "as_json", is_flag=True)
-def replay(source: Path, turn_id: str | None, check: bool, as_json: bool) -> None:
-    """Reproduce recorded turns from a store or a JSON Lines stream."""
+@click.option("--turn", "turn_id", default=None,
+              help="Only this turn: its id or a unique prefix of it.")
+@click.option("--verify", "check_engine", is_flag=True,
+              help="Re-drive today's engine with the recorded provider responses and tool "
+                   "outputs (no network, no MCP server) and compare the events it emits; exit 1 "
+                   "at the first divergence.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON list, one object per turn.")
+def replay(source: Path, turn_id: str | None, check_engine: bool, as_json: bool) -> None:
+    """Show recorded turns; --verify re-drives today's engine on them.
+
+    For every turn in SOURCE (a store or a JSON Lines stream): its answer and token usage, each
+    request as the provider received it (images as digest, format and size), the repeat guard's
+    counts per round, the log lines and the image deliveries."""
+    with open_source(source) as opened:
+        turns = opened.turns(turn_id)
     reports = []
-    for envelopes in load_turns(source, turn_id).values():
-        verification = anyio.run(verify, envelopes) if check else None
+    for envelopes in turns.values():
+        verification = anyio.run(check, envelopes) if check_engine else None
         reports.append(turn_report(envelopes, verification))
     if as_json:
         click.echo(msgspec.json.encode(reports).decode())
+    elif not reports:
+        click.echo(f"no turns in {source}")
     else:
         for report in reports:
             print_report(report)
-    diverged = any(r.get("verify", {}).get("divergence") for r in reports)
-    sys.exit(1 if diverged else 0)
+    diverged = [r["turn_id"] for r in reports if r.get("verify", {}).get("divergence")]
+    if diverged:
+        click.echo(f"Error: {len(diverged)} of {len(reports)} turns diverged from today's engine: "
+                   + ", ".join(diverged), err=True)
+        sys.exit(1)

@@ -12,14 +12,18 @@ from __future__ import annotations
 import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Protocol
 
 import anyio
 
 from fuseforks.core.names import InterruptCause
-from fuseforks.engine.turn import Turn
 
 EXIT_CODES: dict[InterruptCause, int] = {"SIGINT": 130, "SIGTERM": 143}
 _CAUSES: dict[int, InterruptCause] = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
+
+
+class Interruptible(Protocol):
+    def interrupt(self, cause: InterruptCause = "cancelled") -> object: ...
 
 
 class Interrupts:
@@ -27,9 +31,9 @@ class Interrupts:
         self.cause: InterruptCause | None = None
         self.scope = anyio.CancelScope()
         """Cancelled by a signal that arrives while no turn is attached."""
-        self._turn: Turn | None = None
+        self._turn: Interruptible | None = None
 
-    def attach(self, turn: Turn) -> None:
+    def attach(self, turn: Interruptible) -> None:
         self._turn = turn
         if self.cause is not None:
             turn.interrupt(self.cause)

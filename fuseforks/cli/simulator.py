@@ -29,19 +29,33 @@ async def _serve(port: int, record_dir: Path | None, script: Script) -> None:
         await simulator.stop()
 
 
-@click.command()
-@click.option("--port", type=int, default=0, show_default=True, help="0 picks a free port.")
-@click.option("--record-requests", "record_dir", type=click.Path(path_type=Path), default=None,
-              help="Write every request body to DIR/<seq>-<wire>.json.")
+@click.command(epilog="""\b
+Example:
+  fuseforks simulator --port 8400 --call nik__live_view_image
+  (then: fuseforks run --wire gemini --model gemini-3.8-flash \\
+           --base-url http://127.0.0.1:8400/gemini/v1beta ...)""")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="The port on 127.0.0.1; 0 picks a free one.")
+@click.option("--record-requests", "record_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, metavar="DIR", help="Write every request body to DIR/<seq>-<wire>.json.")
 @click.option("--call", "call_tools", multiple=True,
               help="Tool the model calls on its first round (repeatable; default: the first declared).")
-@click.option("--rounds", type=int, default=1, show_default=True,
+@click.option("--rounds", type=click.IntRange(min=0), default=1, show_default=True,
               help="Tool rounds before the model answers.")
 @click.option("--latency", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Seconds the model takes before each answer.")
 def simulator(port: int, record_dir: Path | None, call_tools: tuple[str, ...], rounds: int,
               latency: float) -> None:
-    """Serve all seven provider wires on 127.0.0.1: strict, scripted, and able to see images."""
+    """Serve the seven provider wires on 127.0.0.1 (tests, the demo).
+
+    A strict local stand-in for the providers, until interrupted: it checks every request
+    against its wire's format, answers from a script (call a tool, then describe the images it
+    received), and can refuse images like some real models. The first line it prints is
+    `simulator: listening on http://127.0.0.1:PORT`, then one base URL per wire."""
     script = Script(call_tools=call_tools, rounds=rounds, latency=latency)
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(port, record_dir, script))
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(_serve(port, record_dir, script))
+    except OSError as error:
+        where = error.filename or f"127.0.0.1:{port}"
+        raise click.ClickException(f"simulator: {error.strerror or error} ({where})") from error

@@ -1,36 +1,182 @@
-"""Reading turns from what a user points at: a SQLite store or a JSON Lines stream."""
+"""What the commands share about files: reading turns from what a user points at (a SQLite store,
+opened read-only, or a JSON Lines stream), choosing a turn by a prefix of its id, and checking the
+files a command will write before anything is written.
+
+Every failure here is a `click.ClickException` of one line that names the file.
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
 from fuseforks.core.errors import FuseforksError
 from fuseforks.events.codec import Envelope
-from fuseforks.stores.jsonl import read_stream
+from fuseforks.projections.audit import AuditFilter, AuditRows, audit_rows, digests, select
+from fuseforks.stores.jsonl import group_turns, read_stream
 from fuseforks.stores.sqlite import SqliteStore
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+_LISTED = 10
+"""Candidates an ambiguous prefix names at most."""
+
+
+def is_store_file(path: Path) -> bool:
+    """Whether `path` holds an SQLite database (else it is read as a JSON Lines stream)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(16) == SQLITE_MAGIC
+    except OSError as error:
+        raise click.ClickException(f"{path}: cannot read it ({error.strerror})") from None
+
+
+class Source:
+    """Recorded turns: a store read through SQL (read-only), or a stream read whole."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.store: SqliteStore | None = None
+        self._stream: dict[str, list[Envelope]] = {}
+        if is_store_file(path):
+            self.store = SqliteStore(path, read_only=True)
+        else:
+            self._stream = group_turns(read_stream(path))
+
+    def turn_ids(self) -> list[str]:
+        """Every turn, oldest first (a stream: in the order it first names them)."""
+        if self.store is not None:
+            return [t.turn_id for t in self.store.turns()]
+        return list(self._stream)
+
+    def read(self, turn_id: str) -> list[Envelope]:
+        if self.store is not None:
+            return self.store.read(turn_id)
+        return self._stream.get(turn_id, [])
+
+    def turns(self, given: str | None = None) -> dict[str, list[Envelope]]:
+        """Every turn by id, or the one turn that `given` (an id or a unique prefix) names."""
+        ids = self.turn_ids() if given is None else [self.resolve_turn(given)]
+        return {turn_id: self.read(turn_id) for turn_id in ids}
+
+    def resolve_turn(self, given: str) -> str:
+        """The turn whose id is `given`, or else the only one whose id begins with it."""
+        ids = self.turn_ids()
+        if given in ids:
+            return given
+        matches = [turn_id for turn_id in ids if turn_id.startswith(given)]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise click.ClickException(
+                f"{self.path}: no turn {given!r} (fuseforks turns {self.path} lists them)")
+        raise click.ClickException(
+            f"{self.path}: turn {given!r} is ambiguous: {len(matches)} turns begin with it: "
+            + _listing(matches))
+
+    def audit(self, where: AuditFilter) -> AuditRows:
+        if self.store is not None:
+            return self.store.audit(where)
+        return select(self._folded(), where)
+
+    def resolve_digest(self, given: str) -> str | None:
+        """The one image digest that begins with `given` (lowercase hex); None when no image of
+        the source has such a digest."""
+        if self.store is not None:
+            matches = self.store.digests(given)
+        else:
+            matches = sorted(d for d in digests(self._folded()) if d.startswith(given))
+        if len(matches) > 1:
+            raise click.ClickException(
+                f"{self.path}: digest {given!r} is ambiguous: {len(matches)} images begin with "
+                "it: " + _listing(matches))
+        return matches[0] if matches else None
+
+    def _folded(self) -> AuditRows:
+        return audit_rows(e for turn in self._stream.values() for e in turn)
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+
+
+def _listing(names: list[str]) -> str:
+    shown = ", ".join(names[:_LISTED])
+    return shown + (f" and {len(names) - _LISTED} more" if len(names) > _LISTED else "")
+
+
+@contextmanager
+def open_source(path: Path) -> Iterator[Source]:
+    """A store or stream for reading; anything fuseforks cannot read is a one-line error."""
+    try:
+        source = Source(path)
+        try:
+            yield source
+        finally:
+            source.close()
+    except FuseforksError as error:
+        raise click.ClickException(str(error)) from error
+    except OSError as error:
+        raise click.ClickException(f"{path}: cannot read it ({error.strerror})") from error
 
 
 def load_turns(source: Path, turn_id: str | None = None) -> dict[str, list[Envelope]]:
-    """Turns of `source` by id, in stored order; a clear CLI error on anything unreadable."""
+    """Turns of `source` by id, in stored order (`turn_id`: one turn, by id or unique prefix)."""
+    with open_source(source) as opened:
+        return opened.turns(turn_id)
+
+
+# --- files a command writes: checked before anything is written ---------------------------------
+
+
+def check_store_target(path: Path) -> None:
+    """Fail unless a store can be opened for writing at `path`: an existing file must be a
+    fuseforks store (or empty) this user can write, beside which SQLite can keep its write-ahead
+    log; a new one needs a writable directory. Nothing is created or changed."""
     try:
-        with open(source, "rb") as handle:
-            is_sqlite = handle.read(16) == SQLITE_MAGIC
-        if is_sqlite:
-            with SqliteStore(source) as store:
-                ids = [turn_id] if turn_id else [t.turn_id for t in store.turns()]
-                turns = {i: store.read(i) for i in ids}
+        if path.exists():
+            if path.is_dir():
+                raise click.ClickException(f"{path}: a directory, not a store")
+            SqliteStore.inspect(path)
+            if not os.access(path, os.W_OK):
+                raise click.ClickException(f"{path}: cannot write the store (permission denied)")
+            if not os.access(path.parent, os.W_OK | os.X_OK):
+                raise click.ClickException(
+                    f"{path}: cannot write the store: its directory {path.parent} is not "
+                    "writable, and SQLite keeps its write-ahead log beside the store")
         else:
-            turns = {}
-            for envelope in read_stream(source):
-                turns.setdefault(envelope.turn_id, []).append(envelope)
-            if turn_id:
-                turns = {turn_id: turns.get(turn_id, [])}
+            _check_new(path, "store")
     except FuseforksError as error:
         raise click.ClickException(str(error)) from error
-    if turn_id and not turns.get(turn_id):
-        raise click.ClickException(f"{source}: no turn {turn_id!r}")
-    return turns
+    except OSError as error:
+        raise click.ClickException(f"{path}: cannot use it ({error.strerror})") from error
+
+
+def check_file_target(path: Path, what: str) -> None:
+    """Fail unless `path` (the `what`, e.g. "log") can be appended to or created; nothing is
+    created or changed."""
+    try:
+        if path.exists():
+            if path.is_dir():
+                raise click.ClickException(f"{path}: a directory, not a {what} file")
+            if not os.access(path, os.W_OK):
+                raise click.ClickException(f"{path}: cannot write the {what} (permission denied)")
+        else:
+            _check_new(path, what)
+    except OSError as error:
+        raise click.ClickException(f"{path}: cannot use it ({error.strerror})") from error
+
+
+def _check_new(path: Path, what: str) -> None:
+    parent = path.parent
+    if not parent.exists():
+        raise click.ClickException(f"{path}: cannot create the {what}: no directory {parent}")
+    if not parent.is_dir():
+        raise click.ClickException(
+            f"{path}: cannot create the {what}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise click.ClickException(
+            f"{path}: cannot create the {what}: directory {parent} is not writable")

@@ -14,6 +14,21 @@ MAX_IMAGES_PER_RESULT = 4
 """Kept images per tool result; the rest are dropped as `too_many`."""
 DECODE_MAX_EDGE_PX = 16_384
 """A declared edge above this is `too_large` without decoding."""
+DECODE_MAX_PIXELS = 50_000_000
+"""The decode budget: an image whose decoder would produce more pixels than this is `too_large`,
+refused from its header before any pixel is decoded. Pillow holds 4 bytes per pixel for RGB and
+RGBA alike, so 50 MP is 200 MB per full-size buffer, and the re-encode keeps at most two alive at
+once (`fuseforks.images.encode`). Measured peak RSS of one normalization at the budget, 7,071 x
+7,071 px, interpreter included: 406 MB for an RGBA or LA PNG, 416 MB for a palette PNG with
+transparency, 310 MB for a 16-bit grey PNG, 227 MB for an RGB PNG (`benchmarks/bench_images.py`
+prints the worst one). Without a budget the legal worst case, a 16,384 x 16,384 PNG, took 2.1 GB
+and 15 s. A JPEG decodes at 1/2, 1/4 or 1/8 scale when that still covers the sent size, so even a
+16,384 x 16,384 JPEG decodes to 2,048 x 2,048 (4.2 MP, 57 MB peak at 50 MP) and stays accepted.
+50 MP keeps every 8K screenshot (7,680 x 4,320 = 33 MP) and a 7,000 x 7,000 scan."""
+WEBP_DECODE_MAX_PIXELS = DECODE_MAX_PIXELS // 2
+"""WebP's share of the budget: Pillow's WebP decoder holds each pixel three times while it loads
+(libwebp's frame, a bytes copy of it, the image), so 25 MP of WebP peaks at 409 MB — as much as
+50 MP of PNG — where 50 MP peaked at 791 MB."""
 INPUT_MAX_BYTES = 64 * 1024 * 1024
 """Decoded input above this is `too_large` before decoding."""
 JPEG_QUALITY = 85
@@ -21,6 +36,31 @@ JPEG_QUALITY = 85
 
 MEDIA_TYPES = {"JPEG": "image/jpeg", "WEBP": "image/webp"}
 """Format name -> the media type fuseforks sends it as (PNG is always re-encoded)."""
+RECOGNIZED_IMAGE_SIGNATURES: tuple[tuple[bytes, int, str], ...] = (
+    (b"GIF87a", 0, "GIF"),
+    (b"GIF89a", 0, "GIF"),
+    (b"BM", 0, "BMP"),
+    (b"II*\x00", 0, "TIFF"),
+    (b"MM\x00*", 0, "TIFF"),
+    (b"II+\x00", 0, "TIFF"),  # BigTIFF
+    (b"MM\x00+", 0, "TIFF"),
+    (b"\x00\x00\x01\x00", 0, "ICO"),
+    (b"\x00\x00\x02\x00", 0, "CUR"),
+    (b"8BPS", 0, "PSD"),
+    (b"\x00\x00\x00\x0cjP  \r\n\x87\n", 0, "JPEG2000"),
+    (b"\xff\x4f\xff\x51", 0, "JPEG2000"),
+    (b"\xff\x0a", 0, "JXL"),
+    (b"\x00\x00\x00\x0cJXL \r\n\x87\n", 0, "JXL"),
+    (b"qoif", 0, "QOI"),
+    (b"DDS ", 0, "DDS"),
+    (b"icns", 0, "ICNS"),
+    (b"%PDF", 0, "PDF"),
+    (b"<svg", 0, "SVG"),
+    (b"<?xml", 0, "SVG"),
+)
+"""(magic, offset, name) of the image formats recognised but not carried (JPEG, PNG and WebP are
+carried; HEIF and AVIF are recognised by their `ftyp` brand). Read by the format sniffer and by the
+privacy guard, which must catch every image format fuseforks knows."""
 FORMAT_NAMES = {media_type: name for name, media_type in MEDIA_TYPES.items()}
 """Media type -> the format name a person reads in the display line and in replay."""
 

@@ -22,7 +22,7 @@ from fuseforks.core.leash import leashed
 from fuseforks.core.names import Language
 from fuseforks.demo.camera import frame_colours
 from fuseforks.demo.scenarios import DEMO_SCENARIOS, REQUEST, Scenario
-from fuseforks.engine.turn import Turn, TurnResult, TurnSpec
+from fuseforks.engine.turn import Turn, TurnOutcome, TurnSpec
 from fuseforks.events.types import RequestSent, ResponseReceived, ToolResultRecorded
 from fuseforks.live import HubTools, LiveModel
 from fuseforks.mcp import StdioServer, ToolHub
@@ -39,7 +39,7 @@ DEMO_KEY = "sk-fuseforks-demo-offline"
 
 class ScenarioOutcome(msgspec.Struct, frozen=True, kw_only=True):
     scenario: Scenario
-    result: TurnResult
+    result: TurnOutcome
     placement: str
     images_sent: int
     log_lines: list[str]
@@ -48,7 +48,7 @@ class ScenarioOutcome(msgspec.Struct, frozen=True, kw_only=True):
     """What the camera's frame really shows (from its `seq` and the documented palette)."""
 
 
-def camera_truth(result: TurnResult) -> str:
+def camera_truth(result: TurnOutcome) -> str:
     for envelope in result.history:
         event = envelope.event
         if isinstance(event, ToolResultRecorded) and event.name == CAMERA_TOOL:
@@ -88,7 +88,7 @@ def simulator_process(record_dir: Path | None) -> Iterator[str]:
                 stream.close()
 
 
-def images_delivered(result: TurnResult) -> int:
+def images_delivered(result: TurnOutcome) -> int:
     """The most tool images on one request that the provider answered (a refused one not counted)."""
     most, pending = 0, 0
     for envelope in result.history:

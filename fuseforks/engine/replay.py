@@ -250,7 +250,9 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
 def spec_of(started: TurnStarted) -> TurnSpec:
     return TurnSpec(agent=started.agent, request=started.request, language=started.language,
                     system=started.system, max_rounds=started.max_rounds,
-                    image_cap=started.image_cap, summary_instruction=started.summary_instruction)
+                    image_cap=started.image_cap, summary_instruction=started.summary_instruction,
+                    conversation_id=started.conversation_id, history=list(started.history),
+                    history_dropped=started.history_dropped)
 
 
 async def redrive(recorded: Sequence[Envelope]) -> list[Envelope]:

@@ -49,6 +49,7 @@ from fuseforks.events.codec import Envelope
 from fuseforks.events.privacy import elide_base64
 from fuseforks.events.sequencer import Clock, SystemClock
 from fuseforks.events.types import (
+    Exchange,
     FallbackSettled,
     ImageDrop,
     ImageMeta,
@@ -91,9 +92,12 @@ class TurnSpec(msgspec.Struct, frozen=True, kw_only=True):
     image_cap: int = DEFAULT_IMAGE_CAP
     summary_instruction: str | None = None
     """None: the village language's own sentence (replay passes the recorded one)."""
+    conversation_id: str = ""
+    history: list[Exchange] = msgspec.field(default_factory=list)
+    history_dropped: int = 0
 
 
-class TurnResult(msgspec.Struct, frozen=True, kw_only=True):
+class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True):
     turn_id: str
     answer: str
     stop: StopReason
@@ -171,7 +175,7 @@ class Turn:
         assert self.state.started is not None
         return self.state.started
 
-    async def run(self) -> TurnResult:
+    async def run(self) -> TurnOutcome:
         """Run the turn to its end. Raises `RecordingFailed` when the record could not be written
         (nothing is claimed then); re-raises the caller's cancellation after recording it."""
         rec = self.recorder
@@ -185,6 +189,11 @@ class Turn:
                 summary_instruction=self.spec.summary_instruction
                 if self.spec.summary_instruction is not None
                 else texts(self.spec.language).summary_request(),
+                conversation_id=self.spec.conversation_id,
+                history=[msgspec.structs.replace(h, request=elide_base64(h.request),
+                                                 answer=elide_base64(h.answer))
+                         for h in self.spec.history],
+                history_dropped=self.spec.history_dropped,
             ))
             outcome: tuple[StopReason, str, str, int] | None = None
             try:
@@ -205,7 +214,7 @@ class Turn:
                 await rec.commit()
         finally:
             self.vault.release()
-        return TurnResult(turn_id=self.turn_id, answer=answer, stop=stop, rounds=rounds,
+        return TurnOutcome(turn_id=self.turn_id, answer=answer, stop=stop, rounds=rounds,
                           error=error, history=list(rec.history))
 
     async def _record_interruption(self, cause: InterruptCause) -> None:

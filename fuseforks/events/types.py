@@ -92,6 +92,15 @@ class ImageDelivery(msgspec.Struct, frozen=True, kw_only=True):
     placement: Placement
 
 
+class Exchange(msgspec.Struct, frozen=True, kw_only=True):
+    """One earlier turn of a conversation as the model sees it again: the request and the final
+    answer, text only — no tool call, tool result, image or note from that turn."""
+
+    turn_id: str
+    request: str
+    answer: str
+
+
 # --- the turn ----------------------------------------------------------------------------------
 
 
@@ -110,6 +119,12 @@ class TurnStarted(Event, frozen=True, kw_only=True):
     """Where this turn's requests put tool images."""
     summary_instruction: str
     """Added to the system prompt of the closing summary call, in the village language."""
+    conversation_id: str = ""
+    history: list[Exchange] = msgspec.field(default_factory=list)
+    """The earlier exchanges this turn sends before its request, oldest first: the turn's record
+    holds them, so it replays without the rest of its conversation."""
+    history_dropped: int = 0
+    """Earlier exchanges of the conversation left out by the history budget (oldest first)."""
 
 
 class RoundStarted(Event, frozen=True, kw_only=True):

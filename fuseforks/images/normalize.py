@@ -8,7 +8,9 @@ The decision, cheapest checks first, so hostile input is rejected before it cost
 1. size of the input (base64 length tells the decoded size) against a 64 MiB cap -> `too_large`;
 2. base64 decode, strict -> `unreadable` when broken;
 3. format from the magic number, never from mimeType -> `unreadable` / `unsupported_format`;
-4. the header's declared edge against 16,384 px -> `too_large` without decoding;
+4. the header's declared edge against 16,384 px, and the pixels its decoder would produce against
+   the decode budget (50 MP; 25 MP for WebP; a JPEG counts at its reduced decoding scale) ->
+   `too_large` without decoding;
 5. JPEG or still WebP within 1568 px and 2 MiB, and whole -> the same bytes (`pass_through`);
 6. otherwise decode and re-encode to JPEG q85 (`re_encoded`), `too_large` if still over 2 MiB.
 """
@@ -33,8 +35,8 @@ from fuseforks.core.media import (
     MEDIA_TYPES,
 )
 from fuseforks.core.names import DropReason
-from fuseforks.images.encode import DeclaredTooLarge, reencode
-from fuseforks.images.probe import ProbeError, probe, sniff_format
+from fuseforks.images.encode import DeclaredTooLarge, over_decode_budget, reencode
+from fuseforks.images.probe import ProbeError, probe, sniff_format, truncation
 from fuseforks.images.types import DroppedImage, NormalizedImage, ResultImages
 
 CARRIED_FORMATS = frozenset({"JPEG", "PNG", "WEBP"})
@@ -193,6 +195,9 @@ def _decide(data: ImageBlock, index: int) -> Outcome:
     if max(header.width, header.height) > DECODE_MAX_EDGE_PX:
         detail = f"declares {header.width}x{header.height} px, over {DECODE_MAX_EDGE_PX} px"
         return _drop("too_large", index, fmt, detail)
+    budget = over_decode_budget(fmt, header.width, header.height)
+    if budget is not None:
+        return _drop("too_large", index, fmt, budget)
 
     if (
         fmt in MEDIA_TYPES
@@ -216,6 +221,22 @@ def _decide(data: ImageBlock, index: int) -> Outcome:
     return _reencoded(raw, fmt, index)
 
 
+def _unreadable_detail(
+    raw: bytes, fmt: str, error: Exception, header_fault: str | None
+) -> str:
+    """Why the decoder refused: a cut file says how it is cut (from its own structure); else the
+    header walk's objection; else the decoder's own first line, short (never image bytes)."""
+    cut = truncation(raw, fmt)
+    if cut is not None:
+        return cut
+    if header_fault is not None:
+        return header_fault
+    message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    if "truncated" in message:  # cut where the structure cannot show it (between two IDATs)
+        return "truncated: the decoder ran out of data"
+    return f"cannot decode: {type(error).__name__}"
+
+
 def _reencoded(raw: bytes, fmt: str, index: int, if_unreadable: str | None = None) -> Outcome:
     try:
         jpeg, width, height = reencode(raw, fmt)
@@ -226,8 +247,7 @@ def _reencoded(raw: bytes, fmt: str, index: int, if_unreadable: str | None = Non
     except MemoryError:
         return _drop("too_large", index, fmt, "out of memory while decoding")
     except Exception as error:  # Pillow raises many types for broken files
-        detail = if_unreadable or f"cannot decode: {type(error).__name__}"
-        return _drop("unreadable", index, fmt, detail)
+        return _drop("unreadable", index, fmt, _unreadable_detail(raw, fmt, error, if_unreadable))
     if len(jpeg) > MAX_BYTES:
         kib = math.ceil(len(jpeg) / 1024)
         return _drop("too_large", index, fmt, f"re-encoded JPEG is {kib} KiB, over 2 MiB")

@@ -12,29 +12,10 @@ import struct
 import zlib
 from dataclasses import dataclass
 
+from fuseforks.core.media import RECOGNIZED_IMAGE_SIGNATURES
+
 # Magic numbers of formats we recognize but do not carry, checked after the carried ones.
-_UNSUPPORTED_MAGIC: tuple[tuple[bytes, int, str], ...] = (
-    (b"GIF87a", 0, "GIF"),
-    (b"GIF89a", 0, "GIF"),
-    (b"BM", 0, "BMP"),
-    (b"II*\x00", 0, "TIFF"),
-    (b"MM\x00*", 0, "TIFF"),
-    (b"II+\x00", 0, "TIFF"),  # BigTIFF
-    (b"MM\x00+", 0, "TIFF"),
-    (b"\x00\x00\x01\x00", 0, "ICO"),
-    (b"\x00\x00\x02\x00", 0, "CUR"),
-    (b"8BPS", 0, "PSD"),
-    (b"\x00\x00\x00\x0cjP  \r\n\x87\n", 0, "JPEG2000"),
-    (b"\xff\x4f\xff\x51", 0, "JPEG2000"),
-    (b"\xff\x0a", 0, "JXL"),
-    (b"\x00\x00\x00\x0cJXL \r\n\x87\n", 0, "JXL"),
-    (b"qoif", 0, "QOI"),
-    (b"DDS ", 0, "DDS"),
-    (b"icns", 0, "ICNS"),
-    (b"%PDF", 0, "PDF"),
-    (b"<svg", 0, "SVG"),
-    (b"<?xml", 0, "SVG"),
-)
+_UNSUPPORTED_MAGIC = RECOGNIZED_IMAGE_SIGNATURES
 _HEIF_BRANDS = {b"heic", b"heix", b"hevc", b"heim", b"heis", b"mif1", b"msf1"}
 _AVIF_BRANDS = {b"avif", b"avis"}
 
@@ -129,6 +110,74 @@ def _probe_jpeg(data: bytes) -> Header:
             intact = data.rfind(b"\xff\xd9", scan_start) >= 0
             return Header("JPEG", size[0], size[1], intact=intact)
         pos += length
+
+
+_JPEG_SEGMENT_NAMES = {0xC4: "DHT", 0xDA: "SOS", 0xDB: "DQT", 0xDD: "DRI", 0xFE: "COM"}
+
+
+def _jpeg_segment_name(marker: int) -> str:
+    if 0xE0 <= marker <= 0xEF:
+        return f"APP{marker - 0xE0}"
+    if marker in _SOF_MARKERS:
+        return f"SOF{marker - 0xC0}"
+    return _JPEG_SEGMENT_NAMES.get(marker, f"0x{marker:02X}")
+
+
+def truncation(data: bytes, fmt: str) -> str | None:
+    """How a JPEG, PNG or WebP is cut short, read from its own structure; None when it is not.
+
+    "truncated: N of M bytes" when the file declares its length (WebP's RIFF header); "N of at
+    least M bytes" when a segment or chunk declares more than is left (the file is at least that
+    long); for a JPEG whose scan is cut, "N bytes, no end of image after its scan".
+    """
+    size = len(data)
+    if fmt == "WEBP":
+        if size < 8:
+            return f"truncated: {size:,} bytes, shorter than its RIFF header"
+        declared = struct.unpack_from("<I", data, 4)[0] + 8
+        return f"truncated: {size:,} of {declared:,} bytes" if declared > size else None
+    if fmt == "PNG":
+        pos = len(PNG_SIGNATURE)
+        if size < pos + 25:
+            return f"truncated: {size:,} of at least {pos + 25 + 12:,} bytes (cut in its header)"
+        while pos + 8 <= size:
+            length, ctype = struct.unpack_from(">I4s", data, pos)
+            chunk_end = pos + 12 + length
+            if chunk_end > size:
+                name = ctype.decode("ascii") if ctype.isalpha() else "unnamed"
+                return f"truncated: {size:,} of at least {chunk_end:,} bytes (cut in its {name} chunk)"
+            if ctype == b"IEND":
+                return None
+            pos = chunk_end
+        return None
+    if fmt == "JPEG":
+        pos = 2
+        while True:
+            while pos < size and data[pos] == 0xFF:
+                pos += 1
+            if pos >= size:
+                return f"truncated: {size:,} bytes, cut before its first scan"
+            marker = data[pos]
+            pos += 1
+            if marker == 0xD8 or 0xD0 <= marker <= 0xD7 or marker == 0x01:
+                continue
+            if marker == 0xD9:
+                return None
+            if pos + 2 > size:
+                return f"truncated: {size:,} bytes, cut in a segment header"
+            (length,) = struct.unpack_from(">H", data, pos)
+            if pos + length > size:
+                name = _jpeg_segment_name(marker)
+                return (
+                    f"truncated: {size:,} of at least {pos + length:,} bytes"
+                    f" (cut in its {name} segment)"
+                )
+            if marker == 0xDA:
+                if data.rfind(b"\xff\xd9", pos + length) < 0:
+                    return f"truncated: {size:,} bytes, no end of image after its scan"
+                return None
+            pos += length
+    return None
 
 
 def damaged_ancillary_png_chunks(data: bytes) -> list[tuple[int, int]]:

@@ -1,4 +1,5 @@
-"""MCP tool layer: servers from an `mcpServers` file, their tools, and their outputs with images."""
+"""MCP tool layer: servers from an `mcpServers` file (stdio, streamable HTTP, HTTP+SSE), their tools,
+and their outputs with images."""
 
 from fuseforks.mcp.config import (
     ConfigError,
@@ -8,14 +9,20 @@ from fuseforks.mcp.config import (
     load_config,
     parse_config,
 )
-from fuseforks.mcp.connection import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT
-from fuseforks.mcp.hub import ToolDefinition, ToolHub
+from fuseforks.mcp.connection import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_START_TIMEOUT,
+)
+from fuseforks.mcp.hub import OnWaiting, ToolDefinition, ToolHub
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_START_TIMEOUT",
     "ConfigError",
     "HttpServer",
+    "OnWaiting",
     "ServerConfig",
     "StdioServer",
     "ToolDefinition",

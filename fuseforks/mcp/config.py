@@ -1,10 +1,19 @@
 """The `mcpServers` JSON that MCP clients share, read so a user's existing file works unchanged.
 
 Accepted per server: `{"command", "args", "env", "cwd"}` (stdio) or `{"url", "headers"}`
-(streamable HTTP). Keys other clients add (`type`, `disabled`, `autoApprove`, `timeout`, ...) are
-ignored rather than rejected; `"disabled": true` skips the server, and `"type": "sse"` is refused
-because only stdio and streamable HTTP are carried. `${VAR}` in a string value is expanded from
-the caller's environment, as other clients do: that is the one explicit way to hand a server a key.
+(streamable HTTP, or the older HTTP+SSE transport with `"type": "sse"`). `"type"` may name the
+transport — `stdio`, `http` (also spelled `streamable-http`, `streamable_http`, `streamableHttp`)
+or `sse` — and must then agree with the keys given; any other type (`websocket`, ...) is refused
+with a one-line error naming the server and the supported types, never guessed at.
+
+`"startTimeout"`: seconds a server has to start (spawn, handshake, tool list) before it is given
+up on; a positive number. It wins over the hub's default (`fuseforks run --mcp-start-timeout`,
+`fuseforks mcp ... --mcp-start-timeout`), which is 30 s. The name is fuseforks' own: other clients
+spell such settings differently or not at all, and ignore keys they do not know.
+
+Other keys other clients add (`disabled`, `autoApprove`, `timeout`, ...) are ignored rather than
+rejected; `"disabled": true` skips the server. `${VAR}` in a string value is expanded from the
+caller's environment, as other clients do: that is the one explicit way to hand a server a key.
 """
 
 from __future__ import annotations
@@ -13,10 +22,12 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
+_STREAMABLE_HTTP = frozenset({"http", "streamable-http", "streamable_http", "streamableHttp"})
+SUPPORTED_TYPES = "stdio, http (streamable HTTP), sse"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -33,14 +44,20 @@ class StdioServer(msgspec.Struct, frozen=True, kw_only=True):
     args: list[str] = []
     env: dict[str, str] = {}
     cwd: str | None = None
+    start_timeout: float | None = None  # seconds; None: the hub's default
+
+
+HttpTransport = Literal["http", "sse"]
 
 
 class HttpServer(msgspec.Struct, frozen=True, kw_only=True):
-    """A server reached over streamable HTTP."""
+    """A server reached over HTTP: streamable HTTP, or the older HTTP+SSE transport (`sse`)."""
 
     name: str
     url: str
     headers: dict[str, str] = {}
+    transport: HttpTransport = "http"
+    start_timeout: float | None = None  # seconds; None: the hub's default
 
 
 ServerConfig = StdioServer | HttpServer
@@ -78,6 +95,15 @@ def _string_map(value: Any, where: str) -> dict[str, str]:
     return value
 
 
+def _start_timeout(entry: dict[str, Any], where: str) -> float | None:
+    value = entry.get("startTimeout")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ConfigError(f"{where}.startTimeout must be a positive number of seconds")
+    return float(value)
+
+
 def _server(name: str, entry: Any, environ: Mapping[str, str]) -> ServerConfig | None:
     where = f"mcpServers.{name}"
     if not isinstance(entry, dict):
@@ -85,9 +111,18 @@ def _server(name: str, entry: Any, environ: Mapping[str, str]) -> ServerConfig |
     if entry.get("disabled") is True:
         return None
     kind = entry.get("type")
-    if kind == "sse":
-        raise ConfigError(f"{where}: the sse transport is not supported; use streamable HTTP")
-    if "url" in entry:
+    if kind is not None and (
+        not isinstance(kind, str) or kind not in _STREAMABLE_HTTP | {"stdio", "sse"}
+    ):
+        raise ConfigError(
+            f"{where}: transport type {kind!r} is not supported (supported: {SUPPORTED_TYPES})"
+        )
+    start_timeout = _start_timeout(entry, where)
+    if kind is None:
+        kind = "http" if "url" in entry else "stdio" if "command" in entry else None
+    if kind in _STREAMABLE_HTTP or kind == "sse":
+        if "url" not in entry:
+            raise ConfigError(f'{where}: type {entry["type"]!r} needs "url"')
         if not isinstance(entry["url"], str):
             raise ConfigError(f"{where}.url must be a string")
         headers = _string_map(entry.get("headers", {}), f"{where}.headers")
@@ -95,8 +130,12 @@ def _server(name: str, entry: Any, environ: Mapping[str, str]) -> ServerConfig |
             name=name,
             url=_expand(entry["url"], environ, f"{where}.url"),
             headers={k: _expand(v, environ, f"{where}.headers.{k}") for k, v in headers.items()},
+            transport="sse" if kind == "sse" else "http",
+            start_timeout=start_timeout,
         )
-    if "command" in entry:
+    if kind == "stdio":
+        if "command" not in entry:
+            raise ConfigError(f'{where}: type "stdio" needs "command"')
         if not isinstance(entry["command"], str) or not entry["command"]:
             raise ConfigError(f"{where}.command must be a non-empty string")
         args = _strings(entry.get("args", []), f"{where}.args")
@@ -110,6 +149,7 @@ def _server(name: str, entry: Any, environ: Mapping[str, str]) -> ServerConfig |
             args=[_expand(a, environ, f"{where}.args") for a in args],
             env={k: _expand(v, environ, f"{where}.env.{k}") for k, v in env.items()},
             cwd=cwd,
+            start_timeout=start_timeout,
         )
     raise ConfigError(f'{where} needs either "command" (stdio) or "url" (streamable HTTP)')
 

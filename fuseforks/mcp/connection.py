@@ -1,5 +1,9 @@
 """One configured MCP server: start it, keep its session, call its tools, name its faults.
 
+Transports: stdio, streamable HTTP and the older HTTP+SSE (`fuseforks.mcp.sse`), each HTTP one
+carrying tool results of up to `MAX_SSE_EVENT_BYTES`. A server has `start_timeout` seconds to start
+(its own `startTimeout` from the configuration, else the hub's), and a call `call_timeout` seconds.
+
 Each connection lives in its own task (the SDK's client is a stack of task groups that must be
 entered and left by one task), started inside the hub's task group; calls may come from any task.
 A start either succeeds or returns a one-line reason; a call either returns the server's
@@ -31,11 +35,14 @@ from pydantic import ValidationError
 from fuseforks.core.leash import leashed
 from fuseforks.mcp import faults
 from fuseforks.mcp.config import HttpServer, ServerConfig, StdioServer
+from fuseforks.mcp.sse import sse_client
 
 logger = logging.getLogger("fuseforks.mcp")
 
 DEFAULT_CALL_TIMEOUT = 60.0
-DEFAULT_CONNECT_TIMEOUT = 30.0
+DEFAULT_START_TIMEOUT = 30.0
+"""Seconds a server has to start (spawn, handshake, tool list) unless its configuration says."""
+DEFAULT_CONNECT_TIMEOUT = DEFAULT_START_TIMEOUT  # the former name, still importable
 # The SDK's streamable HTTP client buffers at most 1 MiB per SSE event by default, and a tool
 # result travels as one event: base64 makes a 750 KB image ~1 MiB. 64 MiB carries four 10 MB PNGs
 # (base64 ~13.4 MB each) and still bounds what a runaway server can make us hold.
@@ -79,13 +86,15 @@ class Connection:
         self,
         config: ServerConfig,
         *,
-        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        start_timeout: float = DEFAULT_START_TIMEOUT,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         max_event_bytes: int = MAX_SSE_EVENT_BYTES,
     ) -> None:
         self.config = config
         self.tools: list[Tool] = []
-        self._connect_timeout = connect_timeout
+        self.start_timeout = (
+            config.start_timeout if config.start_timeout is not None else start_timeout
+        )
         self._call_timeout = call_timeout
         self._max_event_bytes = max_event_bytes
         self._client: Client | None = None
@@ -145,7 +154,7 @@ class Connection:
         started = False
         reason: str | None = None
         try:
-            deadline = anyio.current_time() + self._connect_timeout
+            deadline = anyio.current_time() + self.start_timeout
             with anyio.CancelScope(deadline=deadline) as scope:
                 async with AsyncExitStack() as stack:
                     client = await self._open(stack)
@@ -157,7 +166,7 @@ class Connection:
                     await stop.wait()
             if not started and scope.cancelled_caught:
                 stdout_garbage = self._garbage_lines if isinstance(self.config, StdioServer) else 0
-                reason = faults.handshake_timeout(self.name, self._connect_timeout, stdout_garbage)
+                reason = faults.handshake_timeout(self.name, self.start_timeout, stdout_garbage)
         except Exception as error:
             leaf = _leaf(error)
             if started:
@@ -185,9 +194,12 @@ class Connection:
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(headers=config.headers, timeout=_HTTP_TIMEOUT)
             )
-            transport = streamable_http_client(
-                config.url, http_client=http, max_sse_event_size=self._max_event_bytes
-            )
+            if config.transport == "sse":
+                transport = sse_client(config.url, http, max_event_bytes=self._max_event_bytes)
+            else:
+                transport = streamable_http_client(
+                    config.url, http_client=http, max_sse_event_size=self._max_event_bytes
+                )
         client = Client(
             transport,
             client_info=_CLIENT_INFO,

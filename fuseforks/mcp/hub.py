@@ -6,12 +6,16 @@ crashes, hangs and servers that never started all come back as tool-error `ToolO
 one-line `fault`, and the turn goes on. A server whose connection died is restarted on the next call
 that needs it, once: if that restart fails too, the server stays down for the rest of the hub's life
 and its calls fail at once with the reason.
+
+Starting: each server has `start_timeout` seconds (its configuration's `startTimeout` wins), and a
+caller that passes `on_waiting` hears every few seconds which server it is still waiting for.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Self
 
@@ -26,7 +30,7 @@ from fuseforks.mcp import faults
 from fuseforks.mcp.config import ServerConfig, tool_prefix
 from fuseforks.mcp.connection import (
     DEFAULT_CALL_TIMEOUT,
-    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_START_TIMEOUT,
     MAX_SSE_EVENT_BYTES,
     CallFault,
     Connection,
@@ -36,6 +40,11 @@ from fuseforks.ports.tools import ToolOutput, fault_output
 
 logger = logging.getLogger("fuseforks.mcp")
 SEPARATOR = "__"
+WAITING_INTERVAL = 5.0
+"""Seconds between two `on_waiting` reports for a server that has not started yet."""
+
+OnWaiting = Callable[[str, float], None]
+"""`on_waiting(server, seconds_waited)`: a server is still starting after that many seconds."""
 
 
 class ToolDefinition(msgspec.Struct, frozen=True, kw_only=True):
@@ -71,14 +80,20 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         servers: Sequence[ServerConfig],
         *,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
-        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        start_timeout: float = DEFAULT_START_TIMEOUT,
         max_event_bytes: int = MAX_SSE_EVENT_BYTES,
+        on_waiting: OnWaiting | None = None,
+        waiting_interval: float = WAITING_INTERVAL,
     ) -> None:
+        """`start_timeout`: seconds each server has to start, unless its configuration gives its
+        own `startTimeout`. `on_waiting(server, seconds_waited)` is called every
+        `waiting_interval` seconds while a server is still starting (at the hub's start and at a
+        restart), so a caller can say what it is waiting for; it must not block."""
         self._servers = [
             _Server(
                 Connection(
                     config,
-                    connect_timeout=connect_timeout,
+                    start_timeout=start_timeout,
                     call_timeout=call_timeout,
                     max_event_bytes=max_event_bytes,
                 )
@@ -86,6 +101,8 @@ class ToolHub(anyio.AsyncContextManagerMixin):
             for config in servers
         ]
         self._task_group: TaskGroup | None = None
+        self._on_waiting = on_waiting
+        self._waiting_interval = waiting_interval
         self.start_faults: dict[str, str] = {}  # server name -> why it did not start
 
     @asynccontextmanager
@@ -106,7 +123,11 @@ class ToolHub(anyio.AsyncContextManagerMixin):
 
     async def _start(self, server: _Server) -> str | None:
         assert self._task_group is not None, "use the hub inside `async with`"
-        reason = await server.connection.start(self._task_group)
+        async with anyio.create_task_group() as reporter:
+            if self._on_waiting is not None:
+                reporter.start_soon(self._report_waiting, server.connection.name)
+            reason = await server.connection.start(self._task_group)
+            reporter.cancel_scope.cancel()
         server.needs_restart = reason is not None
         if reason is None:
             self.start_faults.pop(server.connection.name, None)
@@ -114,6 +135,19 @@ class ToolHub(anyio.AsyncContextManagerMixin):
             self.start_faults[server.connection.name] = reason
             logger.warning("mcp fault: server=%s reason=%s", server.connection.name, reason)
         return reason
+
+    async def _report_waiting(self, name: str) -> None:
+        """Call `on_waiting` at each whole interval of waiting (1 x, 2 x, ...), until cancelled."""
+        assert self._on_waiting is not None
+        started = anyio.current_time()
+        for tick in itertools.count(1):
+            waited = round(tick * self._waiting_interval, 3)
+            await anyio.sleep_until(started + waited)
+            try:
+                self._on_waiting(name, waited)
+            except Exception:  # a progress report must never cost the server its start
+                logger.warning("mcp on_waiting failed: server=%s", name, exc_info=True)
+                return
 
     def list_tools(self) -> list[ToolDefinition]:
         """Tools of every connected server, prefixed, in configuration then server order."""

@@ -3,9 +3,24 @@
 `render_tool_output` turns an MCP `CallToolResult`'s content into a `ToolOutput`:
 text blocks joined by newlines, images through the normalizer (at most four kept), and a sentence in
 the village language for everything the text alone would hide — an image-only result, an empty
-result, an `isError` result, audio or an embedded resource (noted, never dumped), each dropped
-image. A resource link is its URI. A result without images renders exactly as a text-only engine
-would, so tools that never return images change in nothing.
+result, an `isError` result, audio or a binary embedded resource (noted, never dumped), each dropped
+image. A result without images renders exactly as a text-only engine would, so tools that never
+return images change in nothing.
+
+Resources:
+- a resource link is its URI, on its own line;
+- an embedded *text* resource (`TextResourceContents`) is its URI in a label line, then its text:
+  `[resource file:///notes.txt]` + newline + `inner notes` (the label alone when the text is
+  empty). The label is MCP's own word and a URI, the same in every village language, like a
+  resource link; it tells the model where the text came from and where it starts. Its text goes
+  through the same privacy guard as any text block;
+- an embedded *blob* resource (`BlobResourceContents`) is a note in the village language: its
+  bytes are never dumped into the text.
+
+Order: text parts (text blocks, labels, notes) keep their block order in `text`. Images travel
+apart from the text, so `ToolOutput.image_positions` records, for each kept image, how many text
+parts came before it in the result — what an adapter that can interleave would need to put each
+image back between the right parts.
 """
 
 from __future__ import annotations
@@ -19,6 +34,7 @@ from mcp.types import (
     ImageContent,
     ResourceLink,
     TextContent,
+    TextResourceContents,
 )
 
 from fuseforks.core.names import Language
@@ -28,30 +44,48 @@ from fuseforks.images.types import ResultImages
 from fuseforks.ports.tools import ToolOutput, error_text
 
 
-def _split(content: Sequence[ContentBlock], language: Language) -> tuple[list[str], list[str]]:
-    """Text parts in block order (notes for what cannot be carried) and the image payloads."""
+def resource_text(uri: str, text: str) -> str:
+    """How an embedded text resource reads: a label with its URI, then its text."""
+    label = f"[resource {uri}]"
+    return f"{label}\n{text}" if text else label
+
+
+class _Split:
+    """Text parts in block order, the image payloads, and the text parts before each image."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.images: list[str] = []
+        self.positions: list[int] = []
+
+
+def _split(content: Sequence[ContentBlock], language: Language) -> _Split:
     t = texts(language)
-    parts: list[str] = []
-    images: list[str] = []
+    split = _Split()
     for block in content:
         if isinstance(block, TextContent):
-            parts.append(block.text)
+            split.parts.append(block.text)
         elif isinstance(block, ImageContent):
-            images.append(block.data)
+            split.images.append(block.data)
+            split.positions.append(len(split.parts))
         elif isinstance(block, AudioContent):
-            parts.append(t.non_text_note("audio"))
+            split.parts.append(t.non_text_note("audio"))
         elif isinstance(block, EmbeddedResource):
-            parts.append(t.non_text_note("resource"))
+            resource = block.resource
+            if isinstance(resource, TextResourceContents):
+                split.parts.append(resource_text(str(resource.uri), resource.text))
+            else:
+                split.parts.append(t.non_text_note("resource"))
         elif isinstance(block, ResourceLink):
-            parts.append(str(block.uri))
+            split.parts.append(str(block.uri))
         else:  # a content type newer than this code: say so rather than drop it silently
-            parts.append(t.non_text_note("resource"))
-    return parts, images
+            split.parts.append(t.non_text_note("resource"))
+    return split
 
 
-def _assemble(parts: list[str], result: ResultImages, is_error: bool, language: Language) -> ToolOutput:
+def _assemble(split: _Split, result: ResultImages, is_error: bool, language: Language) -> ToolOutput:
     t = texts(language)
-    body = "\n".join(parts)
+    body = "\n".join(split.parts)
     if not body:
         if result.kept:
             body = t.image_only(len(result.kept))
@@ -61,21 +95,25 @@ def _assemble(parts: list[str], result: ResultImages, is_error: bool, language: 
     text = "\n".join([body, *notes] if body else notes)
     if is_error:
         text = error_text(text, language)
-    return ToolOutput(text=text, images=result.kept, dropped=result.dropped, is_error=is_error)
+    dropped = {d.index for d in result.dropped}
+    positions = [p for index, p in enumerate(split.positions) if index not in dropped]
+    return ToolOutput(text=text, images=result.kept, dropped=result.dropped, is_error=is_error,
+                      image_positions=positions)
 
 
 def render_tool_output(
     content: Sequence[ContentBlock], is_error: bool, language: Language
 ) -> ToolOutput:
     """The tool output of an MCP result, normalizing images on the calling thread."""
-    parts, images = _split(content, language)
-    return _assemble(parts, normalize_result_images(images), is_error, language)
+    split = _split(content, language)
+    return _assemble(split, normalize_result_images(split.images), is_error, language)
 
 
 async def render_tool_output_async(
     content: Sequence[ContentBlock], is_error: bool, language: Language
 ) -> ToolOutput:
     """`render_tool_output` with image work in worker threads (large images do not block the loop)."""
-    parts, images = _split(content, language)
+    split = _split(content, language)
+    images = split.images
     result = await normalize_result_images_async(images) if images else ResultImages([], [])
-    return _assemble(parts, result, is_error, language)
+    return _assemble(split, result, is_error, language)

@@ -10,7 +10,9 @@ to the same rows.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 import msgspec
@@ -134,3 +136,84 @@ def audit_rows(history: Iterable[Envelope]) -> AuditRows:
             case _:
                 pass
     return AuditRows(origins=origins, deliveries=deliveries)
+
+
+# --- selecting rows (the same rules as the SQL in fuseforks.stores.audit_sql) --------------------
+
+_AT = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})"
+    r"(?:[T ](\d{2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?)?"
+    r"\s*(Z|[+-]\d{2}:\d{2})?",
+    re.IGNORECASE,
+)
+
+
+def at_key(at: str) -> str | None:
+    """A recorded time as `YYYY-MM-DDTHH:MM:SS.mmmZ` in UTC, read the way SQLite's
+    `strftime('%Y-%m-%dT%H:%M:%fZ', at)` reads it (an offset applied, seconds rounded to the
+    millisecond); None when it is not such a time. Clock times are already in this form."""
+    match = _AT.fullmatch(at.strip())
+    if match is None:
+        return None
+    year, month, day, hour, minute, seconds, zone = match.groups()
+    try:
+        moment = datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0),
+                          tzinfo=UTC)
+    except ValueError:
+        return None
+    moment += timedelta(milliseconds=int(float(seconds or 0) * 1000 + 0.5))
+    if zone and zone.upper() != "Z":
+        sign = 1 if zone[0] == "+" else -1
+        moment -= sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
+    return _format_ms(moment)
+
+
+def since_key(moment: datetime) -> str:
+    """The smallest `at_key` at or after `moment` (a time with an offset): `moment` in UTC,
+    rounded up to the millisecond, because recorded times have milliseconds."""
+    moment = moment.astimezone(UTC)
+    if moment.microsecond % 1000:
+        moment += timedelta(microseconds=1000 - moment.microsecond % 1000)
+    return _format_ms(moment)
+
+
+def _format_ms(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+class AuditFilter(msgspec.Struct, frozen=True, kw_only=True):
+    """Which rows an audit asks for; every field left None matches everything.
+
+    `digest` is a full digest (a prefix is resolved to one first); `since` is a `since_key`."""
+
+    digest: str | None = None
+    wire: str | None = None
+    model: str | None = None
+    tool: str | None = None
+    since: str | None = None
+
+    def keeps(self, row: DeliveryRow) -> bool:
+        if self.since is not None:
+            at = at_key(row.at)
+            if at is None or at < self.since:
+                return False
+        return ((self.digest is None or row.digest == self.digest)
+                and (self.wire is None or row.wire == self.wire)
+                and (self.model is None or row.model == self.model)
+                and (self.tool is None or row.tool == self.tool))
+
+
+def select(rows: AuditRows, where: AuditFilter) -> AuditRows:
+    """The rows an audit shows: the origins of the digest asked for (none without one) and the
+    matching deliveries, both oldest first — the order of the SQL views' queries."""
+    origins = [o for o in rows.origins if where.digest is not None and o.digest == where.digest]
+    return AuditRows(
+        origins=sorted(origins, key=lambda o: (o.at, o.turn_id, o.seq)),
+        deliveries=sorted((d for d in rows.deliveries if where.keeps(d)),
+                          key=lambda d: (d.at, d.turn_id, d.request_seq)),
+    )
+
+
+def digests(rows: AuditRows) -> set[str]:
+    """Every image digest the rows name (produced by a tool or carried by a request)."""
+    return {o.digest for o in rows.origins} | {d.digest for d in rows.deliveries}

@@ -62,10 +62,13 @@ def chat_messages(state: TurnState) -> list[Message]:
                 messages.append(AssistantMessage(
                     text=entry.text, tool_calls=[tool_call(c) for c in entry.tool_calls]))
             case ToolEntry():
+                # A recording that lost an image's ImagesNormalized (an edited or damaged stream)
+                # still folds: the image is known by its digest alone.
                 refs = [
-                    ImageRef(digest=d, media_type=state.images[d].media_type,
-                             size=state.images[d].size)
+                    ImageRef(digest=d, media_type=meta.media_type if meta else "",
+                             size=meta.size if meta else 0)
                     for d in entry.images
+                    for meta in (state.images.get(d),)
                 ]
                 caption = texts(language).carrier_caption(entry.name, len(refs)) if refs else None
                 messages.append(ToolResultMessage(

@@ -109,7 +109,11 @@ def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
     replace = msgspec.structs.replace
     match event:
         case TurnStarted():
-            return replace(state, started=event, entries=(UserEntry(event.request),))
+            history: list[Entry] = []
+            for exchange in event.history:
+                history += [UserEntry(exchange.request), AssistantEntry(exchange.answer, ())]
+            return replace(state, started=event,
+                           entries=(*history, UserEntry(event.request)))
         case RoundStarted():
             return replace(state, round=event.round)
         case ResponseReceived():

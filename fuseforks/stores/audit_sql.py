@@ -8,7 +8,7 @@ give the same rows as `fuseforks.projections.audit`, for the `sqlite-utils` CLI 
 
 from __future__ import annotations
 
-from fuseforks.projections.audit import DeliveryRow, OriginRow
+from fuseforks.projections.audit import AuditFilter, DeliveryRow, OriginRow
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS image_index (
@@ -105,23 +105,37 @@ def origins_by_digest(digest: str) -> tuple[str, list[str]]:
     )
 
 
-def deliveries_where(digest: str | None, wire: str | None, model: str | None, tool: str | None,
-                     since: str | None) -> tuple[str, list[str]]:
+def deliveries_where(where: AuditFilter) -> tuple[str, list[str]]:
+    """The deliveries `where` asks for, by the rules of `AuditFilter.keeps`: times compare as
+    UTC instants to the millisecond (`strftime` reads offsets), not as strings."""
     clauses, params = [], []
-    if digest is not None:
+    if where.digest is not None:
         clauses.append("digest = ? AND (turn_id, request_seq) IN (SELECT turn_id, seq FROM "
                        "image_index WHERE digest = ? AND role = 'delivery')")
-        params += [digest, digest]
-    for column, value in (("wire", wire), ("model", model), ("tool", tool)):
+        params += [where.digest, where.digest]
+    for column, value in (("wire", where.wire), ("model", where.model), ("tool", where.tool)):
         if value is not None:
             clauses.append(f"{column} = ?")
             params.append(value)
-    if since is not None:
-        clauses.append("at >= ?")
-        params.append(since)
-    where = " WHERE " + " AND ".join(clauses) if clauses else ""
+    if where.since is not None:
+        clauses.append(f"strftime('{AT_KEY_FORMAT}', at) >= ?")
+        params.append(where.since)
+    condition = " WHERE " + " AND ".join(clauses) if clauses else ""
     return (
-        f"SELECT {_DELIVERY_COLUMNS} FROM image_deliveries{where} "
+        f"SELECT {_DELIVERY_COLUMNS} FROM image_deliveries{condition} "
         "ORDER BY at, turn_id, request_seq",
         params,
+    )
+
+
+AT_KEY_FORMAT = "%Y-%m-%dT%H:%M:%fZ"
+"""`strftime` format of `fuseforks.projections.audit.at_key`."""
+
+
+def digests_with_prefix(prefix: str) -> tuple[str, list[str]]:
+    """Every indexed digest that starts with `prefix` (lowercase hex): a range of the index's
+    primary key, so it is a lookup however large the store."""
+    return (
+        "SELECT DISTINCT digest FROM image_index WHERE digest >= ? AND digest < ? ORDER BY digest",
+        [prefix, prefix + "g"],  # "g" sorts after every hex digit
     )

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from fuseforks.events.codec import Envelope, encode_event
 from fuseforks.events.privacy import PixelLeakError, find_pixel_leak
+from fuseforks.events.types import TurnEnded, TurnStarted
 from fuseforks.stores.store import TurnInfo, check_continuation
 
 
@@ -26,6 +27,13 @@ class MemoryStore:
 
     def read(self, turn_id: str, after: int = 0) -> list[Envelope]:
         return [e for e in self._turns.get(turn_id, []) if e.seq > after]
+
+    def conversation(self, conversation_id: str) -> list[Envelope]:
+        return [
+            e for es in self._turns.values()
+            if isinstance(es[0].event, TurnStarted) and es[0].event.conversation_id == conversation_id
+            for e in es if isinstance(e.event, TurnStarted | TurnEnded)
+        ]
 
     def last_seq(self, turn_id: str) -> int:
         stored = self._turns.get(turn_id)

@@ -36,6 +36,9 @@ class EventStore(Protocol):
     def turns(self) -> list[TurnInfo]:
         """Every stored turn, oldest first."""
 
+    def conversation(self, conversation_id: str) -> list[Envelope]:
+        """The `TurnStarted` and `TurnEnded` envelopes of every turn of a conversation."""
+
     def close(self) -> None: ...
 
 

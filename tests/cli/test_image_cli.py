@@ -121,3 +121,74 @@ def test_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
 def test_image_is_listed_among_the_commands() -> None:
     result = CliRunner().invoke(main, ["--help"])
     assert "image" in result.output.split("Commands:")[1]
+
+
+def test_a_truncated_file_says_how_it_is_cut(tmp_path: Path) -> None:
+    webp = gen.encode(gen.photo(300, 200), "WEBP", quality=80)
+    png = gen.encode(gen.photo(200, 150), "PNG")
+    jpeg = gen.jpeg(800, 600)
+    (tmp_path / "cut.webp").write_bytes(webp[:2000])
+    (tmp_path / "cut.png").write_bytes(png[:20_000])
+    (tmp_path / "cut.jpg").write_bytes(jpeg[: len(jpeg) // 2])
+    lines = run(str(tmp_path / "cut.webp"), str(tmp_path / "cut.png"), str(tmp_path / "cut.jpg"))
+    assert lines == [
+        f"{tmp_path}/cut.webp: dropped reason=unreadable format=WEBP"
+        f" detail='truncated: 2,000 of {len(webp):,} bytes'",
+        f"{tmp_path}/cut.png: dropped reason=unreadable format=PNG"
+        f" detail='truncated: 20,000 of at least {len(png) - 12:,} bytes (cut in its IDAT chunk)'",
+        f"{tmp_path}/cut.jpg: dropped reason=unreadable format=JPEG"
+        f" detail='truncated: {len(jpeg) // 2:,} bytes, no end of image after its scan'",
+    ]
+
+
+def test_a_file_holding_a_data_url_is_read_as_its_image(tmp_path: Path) -> None:
+    jpeg = gen.jpeg(100, 50)
+    digest = hashlib.sha256(jpeg).hexdigest()
+    encoded = base64.b64encode(jpeg).decode()
+    (tmp_path / "a.txt").write_text(f"data:image/png;base64,{encoded}\n")
+    (tmp_path / "b.txt").write_text(f"DATA:image/jpeg;name=cam.jpg;base64,{encoded}")
+    (tmp_path / "c.txt").write_text("data:image/jpeg," + "".join(f"%{b:02X}" for b in jpeg))
+    (tmp_path / "d.txt").write_text("data:,not%20an%20image")
+    lines = run(*(str(tmp_path / f"{name}.txt") for name in "abcd"))
+    same = f"format=JPEG->JPEG bytes={len(jpeg)}->{len(jpeg)} px=100x50 sha256={digest}"
+    assert lines == [
+        f"{tmp_path}/a.txt: pass_through claimed=image/png {same}",
+        f"{tmp_path}/b.txt: pass_through claimed=image/jpeg {same}",
+        f"{tmp_path}/c.txt: pass_through claimed=image/jpeg {same}",
+        f"{tmp_path}/d.txt: dropped reason=unreadable format=- detail='bytes of no known image"
+        " format'",
+    ]
+
+
+def test_base64_text_wrapped_or_spaced_is_read(tmp_path: Path) -> None:
+    jpeg = gen.jpeg(60, 40)
+    encoded = base64.b64encode(jpeg).decode()
+    (tmp_path / "mime.txt").write_text(
+        "\r\n".join(encoded[i : i + 76] for i in range(0, len(encoded), 76)) + "\r\n"
+    )
+    (tmp_path / "spaced.txt").write_text(" ".join(encoded[i : i + 8] for i in range(0, len(encoded), 8)))
+    digest = hashlib.sha256(jpeg).hexdigest()
+    assert run(str(tmp_path / "mime.txt"), str(tmp_path / "spaced.txt")) == [
+        f"{tmp_path}/{name}: pass_through format=JPEG->JPEG bytes={len(jpeg)}->{len(jpeg)}"
+        f" px=60x40 sha256={digest}"
+        for name in ("mime.txt", "spaced.txt")
+    ]
+
+
+def test_a_tool_result_without_images_says_so(tmp_path: Path) -> None:
+    result = {"content": [{"type": "text", "text": "ready"},
+                          {"type": "resource", "resource": {"uri": "file:///a", "text": "x"}}]}
+    (tmp_path / "text.json").write_text(json.dumps(result))
+    (tmp_path / "rpc.json").write_text(
+        json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": False}})
+    )
+    assert run(str(tmp_path / "text.json"), str(tmp_path / "rpc.json")) == [
+        f"{tmp_path}/text.json: no images: the tool result has no image blocks"
+        " (2 blocks: text, resource)",
+        f"{tmp_path}/rpc.json: no images: the tool result has no image blocks (0 blocks: none)",
+    ]
+    out = CliRunner().invoke(main, ["image", "inspect", "--json", str(tmp_path / "text.json")])
+    assert json.loads(out.output) == [{
+        "file": f"{tmp_path}/text.json", "outcome": "no_images",
+        "detail": "the tool result has no image blocks (2 blocks: text, resource)",
+    }]

@@ -6,8 +6,11 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -66,11 +69,64 @@ def test_a_live_turn_prints_its_log_lines_progress_and_answer(simulator: str, tm
     assert KEY not in done.stdout + done.stderr
 
 
-def test_without_a_key_the_run_says_which_and_records_nothing(tmp_path) -> None:
+def test_without_a_key_the_run_names_the_variable_and_records_nothing(tmp_path) -> None:
     done = run(tmp_path, "--wire", "anthropic", "--model", "claude-sonnet-5-5", "hi", env={})
-    assert done.returncode == 1
-    assert "Error: no API key for anthropic: set one of its environment variables" in done.stderr
-    assert not (tmp_path / "run.db").exists()
+    assert (done.returncode, done.stdout, done.stderr.splitlines()) == (1, "", [
+        "Error: no API key for anthropic: set ANTHROPIC_API_KEY (a --base-url on 127.0.0.1 or "
+        "localhost needs none)"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mcp.json"]
+    done = run(tmp_path, "--wire", "meta-responses", "--model", "llama-5", "hi", env={})
+    assert done.stderr.splitlines() == [
+        "Error: no API key for meta-responses: set META_API_KEY or LLAMA_API_KEY (a --base-url on "
+        "127.0.0.1 or localhost needs none)"]
+
+
+class _LocalServer(BaseHTTPRequestHandler):
+    """An OpenAI-compatible server on this machine that takes no key (llama.cpp, vLLM, …)."""
+
+    seen: ClassVar[list[dict[str, str]]] = []
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["content-length"]))
+        _LocalServer.seen.append({"path": self.path,
+                                  "authorization": self.headers.get("authorization", "")})
+        body = json.dumps({
+            "id": "local-1", "object": "chat.completion", "created": 0, "model": "local",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "Hello from here."}}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 4, "total_tokens": 9},
+        }).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_a_local_server_needs_no_key(tmp_path, host: str) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _LocalServer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _LocalServer.seen.clear()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "fuseforks", "run", "--wire", "openai-compat", "--model", "local",
+             "--base-url", f"http://{host}:{server.server_address[1]}/v1",
+             "--db", str(tmp_path / "run.db"), "--log", str(tmp_path / "run.log"), "Say hello."],
+            capture_output=True, text=True, timeout=120,
+            env={k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "turn: agent=agent backend=openai-compat model=local rounds=1 stop=-", "",
+        "Hello from here."]
+    assert _LocalServer.seen == [{"path": "/v1/chat/completions", "authorization": ""}]
 
 
 def test_a_provider_that_refuses_the_key_fails_the_turn_clearly(simulator: str, tmp_path) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from fuseforks.engine.turn import Turn, TurnResult, TurnSpec
+from fuseforks.engine.turn import Turn, TurnOutcome, TurnSpec
 from fuseforks.events.types import TurnEvent
 from fuseforks.live import HubTools, LiveModel
 from fuseforks.mcp import StdioServer, ToolHub
@@ -32,7 +32,7 @@ async def rig(script: Script) -> AsyncIterator[tuple[Simulator, HubTools]]:
 
 async def run_turn(simulator: Simulator, tools: HubTools, wire: str, model: str, *,
                    language: str = "en", max_rounds: int = 8, image_cap: int = 20,
-                   agent: str = "a1") -> TurnResult:
+                   agent: str = "a1") -> TurnOutcome:
     live = LiveModel(wire, model, Endpoint(base_url=simulator.base_urls[wire], api_key="sk-test"),
                      policy=FAST)
     try:
@@ -43,12 +43,12 @@ async def run_turn(simulator: Simulator, tools: HubTools, wire: str, model: str,
         await live.aclose()
 
 
-def events(result: TurnResult, kind: type | None = None) -> list[Any]:
+def events(result: TurnOutcome, kind: type | None = None) -> list[Any]:
     found: list[TurnEvent] = [e.event for e in result.history]
     return [e for e in found if kind is None or isinstance(e, kind)]
 
 
-def log_lines(result: TurnResult) -> list[str]:
+def log_lines(result: TurnOutcome) -> list[str]:
     return list(fold(evolve_log, LogState(), result.history).lines)
 
 

@@ -10,7 +10,7 @@ import anyio
 
 from fuseforks.bus.bus import Bus
 from fuseforks.bus.subscribers import StoreWriter
-from fuseforks.engine.turn import Turn, TurnResult, TurnSpec
+from fuseforks.engine.turn import Turn, TurnOutcome, TurnSpec
 from fuseforks.events.types import ImagesNormalized
 from fuseforks.live import HubTools, LiveModel
 from fuseforks.mcp import StdioServer, ToolHub
@@ -24,7 +24,7 @@ TURNS = 50
 
 async def test_50_concurrent_turns_store_every_event_and_release_every_image(tmp_path) -> None:
     store = SqliteStore(tmp_path / "load.db")
-    results: list[TurnResult] = []
+    results: list[TurnOutcome] = []
     turns: list[Turn] = []
     server = StdioServer(name="rig", command=sys.executable, args=[str(RIG)])
     async with run_simulator(script=Script(call_tools=("rig__big",))) as sim, ToolHub([server]) as hub:

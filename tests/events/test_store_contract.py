@@ -15,7 +15,7 @@ from fuseforks.events.codec import Envelope
 from fuseforks.events.privacy import BASE64_RUN_LIMIT, PixelLeakError
 from fuseforks.events.sequencer import FixedClock, Sequencer
 from fuseforks.events.types import RoundStarted, ToolResultRecorded, TurnEnded
-from fuseforks.stores.jsonl import export_turn, import_stream, read_stream
+from fuseforks.stores.jsonl import TurnImport, export_turn, import_stream, read_stream
 from fuseforks.stores.memory import MemoryStore
 from fuseforks.stores.sqlite import SqliteStore
 from fuseforks.stores.store import EventStore
@@ -81,14 +81,16 @@ def test_export_then_import_moves_a_turn_unchanged(store, tmp_path) -> None:
     assert export_turn(store, "t1", path) == len(SAMPLES)
     assert path.read_bytes().count(b"\n") == len(SAMPLES)
     target = MemoryStore()
-    assert import_stream(target, path) == {"t1": len(SAMPLES)}
+    assert import_stream(target, path) == [
+        TurnImport(turn_id="t1", outcome="imported", added=(1, len(SAMPLES)))]
     assert target.read("t1") == original
     assert read_stream(path) == original
 
 
 def test_a_sqlite_append_with_a_leaking_event_rolls_back_the_whole_round(tmp_path) -> None:
     with SqliteStore(tmp_path / "s.db") as store:
-        leaking = ToolResultRecorded(round=1, call_id="c", name="t", ok=True, body="A" * 300)
+        leaking = ToolResultRecorded(round=1, call_id="c", name="t", ok=True,
+                                     body=f"frame: {png_base64()}")
         batch = [*sealed("t1", [RoundStarted(round=1)]), Envelope(turn_id="t1", seq=2, at="x", event=leaking)]
         with pytest.raises(PixelLeakError):
             store.append(batch)

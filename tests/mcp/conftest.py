@@ -1,4 +1,5 @@
-"""Real MCP server processes for the tool-layer tests: stdio configs and streamable HTTP servers.
+"""Real MCP server processes for the tool-layer tests: stdio configs, streamable HTTP servers and
+HTTP+SSE servers (the older transport).
 
 HTTP servers are started once per module with `subprocess.Popen` on a free 127.0.0.1 port. A hub
 that several tests share runs inside one background task (`hosted_hub`), because the SDK's client
@@ -42,12 +43,20 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_server(args: list[str], startup_seconds: float = 20.0) -> Iterator[str]:
-    """Run `python ARGS --http --port N` and yield its MCP endpoint once the port accepts."""
+def http_server(
+    args: list[str],
+    startup_seconds: float = 20.0,
+    *,
+    transport: str = "http",
+    env: dict[str, str] | None = None,
+) -> Iterator[str]:
+    """Run `python ARGS --http --port N` (or `--sse`) and yield its MCP endpoint (`/mcp`, or
+    `/sse` for the SSE transport) once the port accepts."""
     port = free_port()
     process = subprocess.Popen(
-        [PYTHON, *args, "--http", "--port", str(port)],
+        [PYTHON, *args, f"--{transport}", "--port", str(port)],
         cwd=REPO,
+        env={**os.environ, **env} if env else None,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -63,7 +72,7 @@ def http_server(args: list[str], startup_seconds: float = 20.0) -> Iterator[str]
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"{args} did not listen on {port}") from None
                 time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/{'sse' if transport == 'sse' else 'mcp'}"
     finally:
         process.terminate()
         try:
@@ -75,6 +84,10 @@ def http_server(args: list[str], startup_seconds: float = 20.0) -> Iterator[str]
 
 def http(name: str, url: str) -> HttpServer:
     return HttpServer(name=name, url=url)
+
+
+def sse(name: str, url: str) -> HttpServer:
+    return HttpServer(name=name, url=url, transport="sse")
 
 
 @asynccontextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import sys
@@ -11,7 +12,8 @@ from click.testing import CliRunner
 
 from fuseforks.cli import main
 from fuseforks.demo.camera import frame_text, render_frame
-from tests.mcp.conftest import REPO, SERVERS
+from tests.mcp.conftest import REPO, SERVERS, http_server
+from tests.mcp.servers import pictures
 
 PY = sys.executable
 
@@ -110,3 +112,56 @@ def test_tools_lists_prefixed_names_and_faults(tmp_path: Path) -> None:
     assert code == 1
     code, out, _ = run("mcp", "call", "--config", str(config), "nik__camera_status")
     assert code == 0 and out.startswith('{"connected":true,')
+
+
+def test_call_shows_the_text_the_model_reads_media_in_text_replaced() -> None:
+    """The engine records and sends a text block's base64 image as the marker; so does `call`."""
+    data = base64.b64encode(pictures.solid_jpeg((255, 0, 0))).decode()
+    code, out, _ = run("mcp", "call", "--", PY, str(SERVERS / "content.py"), "jpeg_as_text")
+    assert (code, out) == (0, f"frame: [base64 omitted: {len(data)} characters] (red)\n")
+    code, out, _ = run("mcp", "call", "--json", "--", PY, str(SERVERS / "content.py"),
+                       "jpeg_as_text")
+    assert json.loads(out)["text"] == f"frame: [base64 omitted: {len(data)} characters] (red)"
+
+
+def test_call_keeps_long_words_and_shows_text_resources() -> None:
+    code, out, _ = run("mcp", "call", "--", PY, str(SERVERS / "content.py"), "long_words")
+    assert (code, out) == (0, pictures.LONG_WORDS + "\n")
+    code, out, _ = run("mcp", "call", "--", PY, str(SERVERS / "content.py"), "embedded_text")
+    assert (code, out) == (0, "[resource file:///tmp/notes.txt]\ninner notes\n")
+
+
+def test_call_over_the_sse_transport() -> None:
+    with http_server([str(SERVERS / "content.py")], transport="sse") as url:
+        code, out, _ = run("mcp", "call", "--url", url, "--transport", "sse", "text_only")
+    assert (code, out) == (0, "line one\nline two\n")
+
+
+def test_tools_start_timeout_and_progress_while_waiting(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "stuck": {"command": PY, "args": [str(SERVERS / "hang_at_init.py")]},
+    }}))
+    code, out, err = run("mcp", "tools", "--config", str(config), "--mcp-start-timeout", "1")
+    assert (code, out, err) == (
+        1, "", "fault: server 'stuck' did not complete the MCP handshake within 1 s\n"
+    )
+    config.write_text(json.dumps({"mcpServers": {
+        "slow": {"command": PY, "args": [str(SERVERS / "slow_start.py")],
+                 "env": {"SLOW_START_SECONDS": "5.5"}},
+    }}))
+    code, out, err = run("mcp", "tools", "--config", str(config))
+    assert (code, out) == (0, "slow__ping\tAnswer pong.\n")
+    assert err.startswith("waiting for server 'slow' to start (5 s)\n")
+    assert set(err.splitlines()) <= {
+        "waiting for server 'slow' to start (5 s)", "waiting for server 'slow' to start (10 s)"
+    }
+
+
+def test_a_start_timeout_must_be_positive() -> None:
+    result = CliRunner().invoke(main, ["mcp", "call", "--mcp-start-timeout", "0", "--", PY, "x"])
+    assert (result.exit_code, result.output) == (
+        2,
+        "Error: Invalid value for '--mcp-start-timeout': 0.0 is not in the range x>0."
+        " Try 'fuseforks mcp call --help'.\n",
+    )

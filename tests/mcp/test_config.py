@@ -85,8 +85,39 @@ def test_a_missing_variable_is_an_error_naming_the_field() -> None:
             "mcpServers.s.args must be a list of strings",
         ),
         (
-            {"mcpServers": {"s": {"url": "http://x", "type": "sse"}}},
-            "mcpServers.s: the sse transport is not supported; use streamable HTTP",
+            {"mcpServers": {"cam": {"url": "ws://127.0.0.1:9000", "type": "websocket"}}},
+            "mcpServers.cam: transport type 'websocket' is not supported "
+            "(supported: stdio, http (streamable HTTP), sse)",
+        ),
+        (
+            {"mcpServers": {"s": {"url": "http://x", "type": "grpc"}}},
+            "mcpServers.s: transport type 'grpc' is not supported "
+            "(supported: stdio, http (streamable HTTP), sse)",
+        ),
+        (
+            {"mcpServers": {"s": {"command": "x", "type": 3}}},
+            "mcpServers.s: transport type 3 is not supported "
+            "(supported: stdio, http (streamable HTTP), sse)",
+        ),
+        (
+            {"mcpServers": {"s": {"command": "x", "type": "sse"}}},
+            'mcpServers.s: type \'sse\' needs "url"',
+        ),
+        (
+            {"mcpServers": {"s": {"url": "http://x", "type": "stdio"}}},
+            'mcpServers.s: type "stdio" needs "command"',
+        ),
+        (
+            {"mcpServers": {"s": {"command": "x", "startTimeout": 0}}},
+            "mcpServers.s.startTimeout must be a positive number of seconds",
+        ),
+        (
+            {"mcpServers": {"s": {"command": "x", "startTimeout": "60"}}},
+            "mcpServers.s.startTimeout must be a positive number of seconds",
+        ),
+        (
+            {"mcpServers": {"s": {"command": "x", "startTimeout": True}}},
+            "mcpServers.s.startTimeout must be a positive number of seconds",
         ),
         (
             {"mcpServers": {"a.b": {"command": "x"}, "a_b": {"command": "y"}}},
@@ -100,6 +131,24 @@ def test_unusable_configurations_are_refused_with_a_precise_message(
     with pytest.raises(ConfigError) as caught:
         parse_config(document, {})
     assert str(caught.value) == message
+
+
+def test_transport_types_and_start_timeouts() -> None:
+    document = {
+        "mcpServers": {
+            "old": {"type": "sse", "url": "http://127.0.0.1:8000/sse", "startTimeout": 90},
+            "new": {"type": "streamable-http", "url": "http://127.0.0.1:8001/mcp"},
+            "camel": {"type": "streamableHttp", "url": "http://127.0.0.1:8002/mcp"},
+            "local": {"type": "stdio", "command": "srv", "startTimeout": 2.5},
+        }
+    }
+    assert parse_config(document, {}) == [
+        HttpServer(name="old", url="http://127.0.0.1:8000/sse", transport="sse",
+                   start_timeout=90.0),
+        HttpServer(name="new", url="http://127.0.0.1:8001/mcp"),
+        HttpServer(name="camel", url="http://127.0.0.1:8002/mcp"),
+        StdioServer(name="local", command="srv", start_timeout=2.5),
+    ]
 
 
 def test_prefix_keeps_only_characters_providers_accept() -> None:

@@ -1,7 +1,8 @@
-"""Every kind of MCP tool content, from a real server over stdio and over streamable HTTP.
+"""Every kind of MCP tool content, from a real server over stdio, streamable HTTP and HTTP+SSE.
 
-The same expectations hold on both transports; the HTTP server answers like a 2025-era server
-(initialize handshake, results as SSE events), which is what most deployed servers do.
+The same expectations hold on every transport; the streamable HTTP server answers like a 2025-era
+server (initialize handshake, results as SSE events), which is what most deployed servers do, and
+the SSE server speaks the older transport (an event stream plus a message endpoint).
 """
 
 from __future__ import annotations
@@ -17,20 +18,24 @@ from PIL import Image
 
 from fuseforks.mcp import ToolHub
 from fuseforks.ports.tools import ToolOutput
-from tests.mcp.conftest import SERVERS, hosted_hub, http, http_server, stdio
+from tests.mcp.conftest import SERVERS, hosted_hub, http, http_server, sse, stdio
 from tests.mcp.servers import pictures
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest_asyncio.fixture(loop_scope="module", scope="module", params=["stdio", "http"])
+@pytest_asyncio.fixture(loop_scope="module", scope="module", params=["stdio", "http", "sse"])
 async def hub(request: pytest.FixtureRequest) -> AsyncIterator[ToolHub]:
     if request.param == "stdio":
         async with hosted_hub(ToolHub([stdio("content", "content.py")])) as shared:
             yield shared
-    else:
+    elif request.param == "http":
         with http_server([str(SERVERS / "content.py"), "--legacy"]) as url:
             async with hosted_hub(ToolHub([http("content", url)])) as shared:
+                yield shared
+    else:
+        with http_server([str(SERVERS / "content.py")], transport="sse") as url:
+            async with hosted_hub(ToolHub([sse("content", url)])) as shared:
                 yield shared
 
 
@@ -142,12 +147,40 @@ async def test_embedded_blob_resource_is_noted_never_dumped(hub: ToolHub) -> Non
     assert "c2VjcmV0" not in output.text and "secret" not in output.text
 
 
-async def test_embedded_text_resource_is_noted_not_inlined(hub: ToolHub) -> None:
+async def test_embedded_text_resource_reaches_the_model_as_its_uri_and_text(hub: ToolHub) -> None:
     output = await hub.call("content__embedded_text", {}, "ja")
-    assert (
-        output.text
-        == "（テキスト以外の内容（埋め込みリソース）が返されました。この経路では扱えません）"
+    assert output == ToolOutput(text="[resource file:///tmp/notes.txt]\ninner notes")
+
+
+async def test_embedded_text_resources_keep_their_place_among_text_blocks(hub: ToolHub) -> None:
+    output = await hub.call("content__embedded_text_between", {}, "en")
+    assert output == ToolOutput(
+        text="see\n[resource https://example.org/readme.md]\n# Title\nbody\n"
+        "[resource file:///tmp/empty.txt]\nend"
     )
+
+
+async def test_interleaved_images_record_how_many_text_parts_precede_each(hub: ToolHub) -> None:
+    output = await hub.call("content__interleaved", {}, "en")
+    assert output.text == "frame A follows\nframe B follows"
+    assert [i.digest for i in output.images] == [
+        sha(pictures.solid_jpeg((255, 0, 0))),
+        sha(pictures.solid_jpeg((0, 255, 0))),
+    ]
+    assert output.image_positions == [1, 2]
+
+
+async def test_positions_are_those_of_the_kept_images(hub: ToolHub) -> None:
+    output = await hub.call("content__interleaved_with_drops", {}, "en")
+    assert output.text == "one\ntwo\n(image 2 was not sent: its format is not supported)"
+    assert [i.digest for i in output.images] == [
+        sha(pictures.solid_jpeg(colour)) for colour in ((255, 0, 0), (0, 255, 0), (0, 0, 255))
+    ]
+    assert output.image_positions == [0, 2, 2]
+
+
+async def test_long_words_in_a_text_block_arrive_unchanged(hub: ToolHub) -> None:
+    assert await hub.call("content__long_words", {}, "en") == ToolOutput(text=pictures.LONG_WORDS)
 
 
 async def test_resource_link_becomes_its_uri(hub: ToolHub) -> None:

@@ -15,7 +15,7 @@ from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 
 from fuseforks.mcp import HttpServer, StdioServer, ToolHub
 from fuseforks.ports.tools import ToolOutput
-from tests.mcp.conftest import camera_stdio, free_port, stdio
+from tests.mcp.conftest import PYTHON, SERVERS, camera_stdio, free_port, stdio
 
 MISSING = "/nonexistent/fuseforks-no-such-server"
 
@@ -72,14 +72,70 @@ async def test_exit_at_start_is_reported_and_restarted_once_only(tmp_path: Path)
 
 
 async def test_hang_at_initialize_is_a_handshake_timeout() -> None:
-    async with ToolHub([stdio("stuck", "hang_at_init.py")], connect_timeout=1.0) as hub:
+    async with ToolHub([stdio("stuck", "hang_at_init.py")], start_timeout=1.0) as hub:
         assert hub.start_faults == {
             "stuck": "server 'stuck' did not complete the MCP handshake within 1 s"
         }
 
 
+async def test_a_servers_own_start_timeout_wins_over_the_hubs() -> None:
+    stuck = StdioServer(
+        name="stuck", command=PYTHON, args=[str(SERVERS / "hang_at_init.py")], start_timeout=0.5
+    )
+    started = time.monotonic()
+    async with ToolHub([stuck], start_timeout=60.0) as hub:
+        faults = dict(hub.start_faults)
+    assert faults == {"stuck": "server 'stuck' did not complete the MCP handshake within 0.5 s"}
+    assert time.monotonic() - started < 20  # not the hub's 60 s
+
+
+async def test_waiting_for_a_server_is_reported_every_interval_until_it_gives_up() -> None:
+    reports: list[tuple[str, float]] = []
+    async with ToolHub(
+        [stdio("stuck", "hang_at_init.py")],
+        start_timeout=1.5,
+        on_waiting=lambda server, waited: reports.append((server, waited)),
+        waiting_interval=0.4,
+    ) as hub:
+        faults = dict(hub.start_faults)
+        after_start = len(reports)
+        await anyio.sleep(1.0)
+    assert faults == {"stuck": "server 'stuck' did not complete the MCP handshake within 1.5 s"}
+    # 0.4, 0.8, 1.2 while it hangs, and possibly more while its process is being stopped
+    assert reports[:3] == [("stuck", 0.4), ("stuck", 0.8), ("stuck", 1.2)]
+    assert reports == [("stuck", round(0.4 * n, 3)) for n in range(1, len(reports) + 1)]
+    assert len(reports) == after_start  # nothing once the start is over
+
+
+async def test_a_slow_server_is_reported_while_it_starts_and_then_works() -> None:
+    reports: list[tuple[str, float]] = []
+    slow = stdio("slow", "slow_start.py", env={"SLOW_START_SECONDS": "1.3"})
+    async with ToolHub(
+        [slow], on_waiting=lambda server, waited: reports.append((server, waited)),
+        waiting_interval=0.5,
+    ) as hub:
+        assert hub.start_faults == {}
+        after_start = len(reports)
+        output = await hub.call("slow__ping", {}, "en")
+        await anyio.sleep(0.6)
+    assert output == ToolOutput(text="pong")
+    assert reports[:2] == [("slow", 0.5), ("slow", 1.0)]
+    assert reports == [("slow", round(0.5 * n, 3)) for n in range(1, len(reports) + 1)]
+    assert len(reports) == after_start
+
+
+async def test_a_failing_progress_callback_does_not_cost_the_start() -> None:
+    def broken(server: str, waited: float) -> None:
+        raise RuntimeError("terminal gone")
+
+    slow = stdio("slow", "slow_start.py", env={"SLOW_START_SECONDS": "0.6"})
+    async with ToolHub([slow], on_waiting=broken, waiting_interval=0.2) as hub:
+        output = await hub.call("slow__ping", {}, "en")
+    assert output == ToolOutput(text="pong")
+
+
 async def test_garbage_on_stdout_is_named_in_the_reason() -> None:
-    async with ToolHub([stdio("noisy", "garbage.py")], connect_timeout=1.0) as hub:
+    async with ToolHub([stdio("noisy", "garbage.py")], start_timeout=1.0) as hub:
         output = await hub.call("noisy__anything", {}, "en")
     reason = (
         "server 'noisy' wrote output to stdout that is not JSON-RPC and did not complete "

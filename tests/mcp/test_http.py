@@ -1,21 +1,25 @@
-"""Streamable HTTP specifics: large images (the SDK's 1 MiB per-event default would break them)
-and configured headers.
+"""HTTP specifics, on streamable HTTP and on the older HTTP+SSE transport alike: large images (the
+SDK's 1 MiB per-event default would break them), configured headers, crashes, hangs and HTTP errors.
 
-The server answers like a 2025-era server, so each result travels as one SSE event; a 1.5 MB JPEG is
-~2 MB of base64. The hub raises the SDK's `max_sse_event_size`; the control case keeps the SDK's
-default and shows the exact failure it would otherwise give.
+The streamable HTTP server answers like a 2025-era server, so each result travels as one SSE event;
+so does every message of the SSE transport. A 1.5 MB JPEG is ~2 MB of base64. The hub raises the
+per-event limit to 64 MiB on both; the control case keeps the SDK's default and shows the exact
+failure it would otherwise give.
 """
 
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
+import anyio
 import pytest
 
 from fuseforks.mcp import HttpServer, ToolHub
 from fuseforks.ports.tools import ToolOutput
-from tests.mcp.conftest import SERVERS, http, http_server
+from tests.mcp.conftest import SERVERS, free_port, http, http_server, sse
 from tests.mcp.servers import pictures
 
 SDK_DEFAULT_EVENT_BYTES = 1024 * 1024
@@ -33,8 +37,22 @@ def modern_url() -> Iterator[str]:
         yield url
 
 
-async def test_jpeg_of_1_5_mb_arrives_byte_identical(legacy_url: str) -> None:
-    async with ToolHub([http("content", legacy_url)]) as hub:
+@pytest.fixture(scope="module")
+def sse_url() -> Iterator[str]:
+    with http_server([str(SERVERS / "content.py")], transport="sse") as url:
+        yield url
+
+
+@pytest.fixture(params=["http", "sse"])
+def content(request: pytest.FixtureRequest) -> HttpServer:
+    """The content server over streamable HTTP (2025-era) and over HTTP+SSE."""
+    if request.param == "http":
+        return http("content", request.getfixturevalue("legacy_url"))
+    return sse("content", request.getfixturevalue("sse_url"))
+
+
+async def test_jpeg_of_1_5_mb_arrives_byte_identical(content: HttpServer) -> None:
+    async with ToolHub([content]) as hub:
         output = await hub.call("content__jpeg_1_5_mb", {}, "en")
     sent = pictures.jpeg_1_5_mb()
     assert 1_400_000 < len(sent) < 1_600_000
@@ -49,8 +67,8 @@ async def test_jpeg_of_1_5_mb_arrives_byte_identical(legacy_url: str) -> None:
     assert image.digest == hashlib.sha256(sent).hexdigest()
 
 
-async def test_jpeg_just_under_2_mib_arrives_byte_identical(legacy_url: str) -> None:
-    async with ToolHub([http("content", legacy_url)]) as hub:
+async def test_jpeg_just_under_2_mib_arrives_byte_identical(content: HttpServer) -> None:
+    async with ToolHub([content]) as hub:
         output = await hub.call("content__jpeg_near_2_mib", {}, "en")
     sent = pictures.jpeg_near_2_mib()
     assert 1_950_000 < len(sent) <= 2 * 1024 * 1024
@@ -58,8 +76,8 @@ async def test_jpeg_just_under_2_mib_arrives_byte_identical(legacy_url: str) -> 
     assert (image.path, image.data == sent) == ("pass_through", True)
 
 
-async def test_png_of_10_mb_arrives_and_is_re_encoded(legacy_url: str) -> None:
-    async with ToolHub([http("content", legacy_url)]) as hub:
+async def test_png_of_10_mb_arrives_and_is_re_encoded(content: HttpServer) -> None:
+    async with ToolHub([content]) as hub:
         output = await hub.call("content__png_10_mb", {}, "en")
     assert len(pictures.png_10_mb()) > 10_000_000
     assert output.text == "(1 image)"
@@ -74,10 +92,8 @@ async def test_png_of_10_mb_arrives_and_is_re_encoded(legacy_url: str) -> None:
     assert image.size <= 2 * 1024 * 1024
 
 
-async def test_the_sdk_default_event_limit_would_lose_the_image(legacy_url: str) -> None:
-    async with ToolHub(
-        [http("content", legacy_url)], max_event_bytes=SDK_DEFAULT_EVENT_BYTES
-    ) as hub:
+async def test_the_sdk_default_event_limit_would_lose_the_image(content: HttpServer) -> None:
+    async with ToolHub([content], max_event_bytes=SDK_DEFAULT_EVENT_BYTES) as hub:
         output = await hub.call("content__jpeg_1_5_mb", {}, "en")
     assert output.fault == (
         "server 'content' closed the connection during the call "
@@ -92,20 +108,23 @@ async def test_10_mb_png_also_arrives_from_a_2026_era_server(modern_url: str) ->
     assert [(i.path, i.width) for i in output.images] == [("re_encoded", 1568)]
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
-async def test_configured_headers_reach_the_server(
-    era: str, legacy_url: str, modern_url: str
-) -> None:
-    url = legacy_url if era == "legacy" else modern_url
-    server = HttpServer(name="content", url=url, headers={"X-Camera-Token": "t-123"})
+@pytest.mark.parametrize("era", ["legacy", "modern", "sse"])
+async def test_configured_headers_reach_the_server(era: str, request: pytest.FixtureRequest) -> None:
+    url = request.getfixturevalue(f"{era}_url")
+    server = HttpServer(
+        name="content", url=url, headers={"X-Camera-Token": "t-123"},
+        transport="sse" if era == "sse" else "http",
+    )
     async with ToolHub([server]) as hub:
         output = await hub.call("content__header", {"name": "x-camera-token"}, "en")
     assert output == ToolOutput(text="t-123")
 
 
-async def test_http_server_dying_mid_call_then_unreachable_on_restart() -> None:
-    with http_server([str(SERVERS / "faulty.py")]) as url:
-        async with ToolHub([http("faulty", url)]) as hub:
+@pytest.mark.parametrize("transport", ["http", "sse"])
+async def test_http_server_dying_mid_call_then_unreachable_on_restart(transport: str) -> None:
+    with http_server([str(SERVERS / "faulty.py")], transport=transport) as url:
+        server = HttpServer(name="faulty", url=url, transport="sse" if transport == "sse" else "http")
+        async with ToolHub([server]) as hub:
             crashed = await hub.call("faulty__crash", {}, "en")
             restart = await hub.call("faulty__pid", {}, "en")
             later = await hub.call("faulty__pid", {}, "en")
@@ -113,3 +132,64 @@ async def test_http_server_dying_mid_call_then_unreachable_on_restart() -> None:
     assert crashed.fault == "server 'faulty' closed the connection during the call"
     assert restart.fault == unreachable
     assert later.fault == f"server 'faulty' is down (restart failed): {unreachable}"
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+async def test_http_hang_times_out_and_is_cancelled_on_the_server(
+    transport: str, tmp_path: Path
+) -> None:
+    marker = tmp_path / "cancelled"
+    with http_server([str(SERVERS / "faulty.py")], transport=transport,
+                     env={"FAULTY_MARKER": str(marker)}) as url:
+        server = HttpServer(name="faulty", url=url, transport="sse" if transport == "sse" else "http")
+        async with ToolHub([server], call_timeout=1.0) as hub:
+            pid = (await hub.call("faulty__pid", {}, "en")).text
+            started = time.monotonic()
+            with anyio.fail_after(10):
+                hung = await hub.call("faulty__hang", {}, "en")
+            waited = time.monotonic() - started
+            with anyio.fail_after(5):
+                while not marker.exists():  # noqa: ASYNC110 - another process writes the file
+                    await anyio.sleep(0.02)
+            again = await hub.call("faulty__pid", {}, "en")
+    assert hung.fault == "server 'faulty' did not answer 'hang' within 1 s; the call was cancelled"
+    assert 0.9 < waited < 3.0
+    assert marker.read_text() == "cancelled"
+    assert again == ToolOutput(text=pid)
+
+
+@pytest.mark.parametrize(("transport", "path"), [("http", "mcp"), ("sse", "sse")])
+async def test_an_http_error_at_the_endpoint_is_named_with_its_status(
+    transport: str, path: str
+) -> None:
+    with http_server([str(SERVERS / "faulty.py")], transport=transport) as url:
+        wrong = url.replace(f"/{path}", "/nope")
+        server = HttpServer(name="faulty", url=wrong, transport="sse" if transport == "sse" else "http")
+        async with ToolHub([server]) as hub:
+            faults = dict(hub.start_faults)
+    assert faults == {"faulty": EXPECTED_404[transport].format(url=wrong)}
+
+
+EXPECTED_404 = {
+    "http": "server 'faulty' failed the MCP handshake: Not Found",
+    "sse": "server 'faulty' could not be reached at {url}: Client error '404 Not Found' for url "
+    "'{url}'",
+}
+
+
+async def test_an_sse_message_endpoint_that_fails_is_named_and_does_not_hang() -> None:
+    with http_server([str(SERVERS / "sse_broken.py")], transport="sse") as url:
+        async with ToolHub([sse("broken", url)], start_timeout=10.0) as hub:
+            faults = dict(hub.start_faults)
+    assert faults == {
+        "broken": f"server 'broken' could not be reached at {url}: "
+        "the message endpoint answered HTTP 500"
+    }
+
+
+async def test_an_sse_url_that_is_not_listening_is_unreachable() -> None:
+    url = f"http://127.0.0.1:{free_port()}/sse"
+    async with ToolHub([sse("far", url)]) as hub:
+        assert hub.start_faults == {
+            "far": f"server 'far' could not be reached at {url}: All connection attempts failed"
+        }

@@ -1,6 +1,7 @@
 """A real MCP server returning every kind of tool content the tool layer must render.
 
-Run over stdio (default) or streamable HTTP: `python content.py --http --port N`.
+Run over stdio (default), streamable HTTP (`python content.py --http --port N`) or the older
+HTTP+SSE transport (`python content.py --sse --port N`, endpoint `/sse`).
 """
 
 from __future__ import annotations
@@ -128,6 +129,58 @@ def embedded_text() -> CallToolResult:
 
 
 @server.tool()
+def embedded_text_between() -> CallToolResult:
+    """Text, an embedded text resource, an empty one, and text again."""
+    doc = TextResourceContents(
+        uri="https://example.org/readme.md", mime_type="text/markdown", text="# Title\nbody"
+    )
+    empty = TextResourceContents(uri="file:///tmp/empty.txt", text="")
+    return _result(
+        TextContent(text="see"),
+        EmbeddedResource(resource=doc),
+        EmbeddedResource(resource=empty),
+        TextContent(text="end"),
+    )
+
+
+@server.tool()
+def interleaved() -> CallToolResult:
+    """Text, image, text, image: a caption before each frame."""
+    return _result(
+        TextContent(text="frame A follows"),
+        _image(pictures.solid_jpeg((255, 0, 0)), "image/jpeg"),
+        TextContent(text="frame B follows"),
+        _image(pictures.solid_jpeg((0, 255, 0)), "image/jpeg"),
+    )
+
+
+@server.tool()
+def interleaved_with_drops() -> CallToolResult:
+    """Image, text, a GIF (dropped), text, image, image: positions of the kept images only."""
+    return _result(
+        _image(pictures.solid_jpeg((255, 0, 0)), "image/jpeg"),
+        TextContent(text="one"),
+        _image(pictures.gif(), "image/gif"),
+        TextContent(text="two"),
+        _image(pictures.solid_jpeg((0, 255, 0)), "image/jpeg"),
+        _image(pictures.solid_jpeg((0, 0, 255)), "image/jpeg"),
+    )
+
+
+@server.tool()
+def jpeg_as_text() -> CallToolResult:
+    """A JPEG sent the wrong way: its base64 inside a text block, between two sentences."""
+    data = base64.b64encode(pictures.solid_jpeg((255, 0, 0))).decode("ascii")
+    return _result(TextContent(text=f"frame: {data} (red)"))
+
+
+@server.tool()
+def long_words() -> CallToolResult:
+    """Long runs that are text, not media: a checksum, a token and the base64 of a sentence."""
+    return _result(TextContent(text=pictures.LONG_WORDS))
+
+
+@server.tool()
 def resource_link() -> CallToolResult:
     """A link to a resource instead of its content."""
     link = ResourceLink(uri="file:///photos/cat.jpg", name="cat.jpg", mime_type="image/jpeg")
@@ -183,5 +236,8 @@ if __name__ == "__main__":
     if "--http" in sys.argv:
         port = int(sys.argv[sys.argv.index("--port") + 1])
         server.run("streamable-http", host="127.0.0.1", port=port)
+    elif "--sse" in sys.argv:
+        port = int(sys.argv[sys.argv.index("--port") + 1])
+        server.run("sse", host="127.0.0.1", port=port)
     else:
         server.run()

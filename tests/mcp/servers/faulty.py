@@ -82,5 +82,8 @@ if __name__ == "__main__":
     if "--http" in sys.argv:
         port = int(sys.argv[sys.argv.index("--port") + 1])
         server.run("streamable-http", host="127.0.0.1", port=port)
+    elif "--sse" in sys.argv:
+        port = int(sys.argv[sys.argv.index("--port") + 1])
+        server.run("sse", host="127.0.0.1", port=port)
     else:
         server.run()

@@ -64,3 +64,20 @@ FIVE_COLOURS: tuple[tuple[int, int, int], ...] = (
     (255, 255, 0),
     (0, 255, 255),
 )
+
+
+CHECKSUM = "".join(random.Random(256).choices("0123456789abcdef", k=256))
+"""A 256-hex-digit checksum: a long run of base64-alphabet characters that is text."""
+JWT = (
+    "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9."
+    + "eyJzdWIiOiJjYW1lcmEtMDEiLCJzY29wZSI6InJlYWQ6ZnJhbWVzIHdyaXRlOnNldHRpbmdzIn0"
+    + "."
+    + "".join(random.Random(7).choices("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", k=342))
+)
+LONG_WORDS = (
+    f"sha256 manifest: {CHECKSUM}\n"
+    f"token: {JWT}\n"
+    "note (base64): VGhlIGNhbWVyYSBpcyBmb2N1c2VkIG9uIHRoZSBkb29yIGFuZCB0aGUgbGlnaHQgaXMgZ29vZC4gQWxs"
+    "IGZyYW1lcyBhcmUga2VwdCBmb3Igc2V2ZW4gZGF5cywgdGhlbiBkZWxldGVkIHdpdGhvdXQgYSB0cmFjZS4="
+)
+"""What a text tool may well return: every line must reach the model exactly as written."""

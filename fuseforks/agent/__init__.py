@@ -1,0 +1,15 @@
+"""The library's front door: an `Agent` that owns its provider, tools, store, bus and log."""
+
+from fuseforks.agent.agent import Agent, Conversation, McpServers
+from fuseforks.agent.result import SentImage, TurnResult
+from fuseforks.projections.conversation import ConversationTurn, HistoryBudget
+
+__all__ = [
+    "Agent",
+    "Conversation",
+    "ConversationTurn",
+    "HistoryBudget",
+    "McpServers",
+    "SentImage",
+    "TurnResult",
+]

@@ -1,0 +1,280 @@
+"""`Agent`: one object that owns everything a turn needs, for Python programs and the CLI alike.
+
+It owns the provider client, the MCP tool hub, the event store, the bus (the store writer as the
+required subscriber, the log file and an optional line callback as the others) and their
+lifetimes: enter it with `async with`, run turns, leave it. Whatever it was given ready-made
+(an open store, a started tool hub) it uses and leaves open.
+
+A turn belongs to a conversation. `run(request, conversation=...)` sends the conversation's
+earlier exchanges — request and final answer, text only — within the history budget, and the
+turn's record holds exactly what it sent. Turns of one conversation run one after another (a lock
+per conversation); turns of different conversations run concurrently.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import anyio
+import anyio.to_thread
+
+from fuseforks.agent.progress import Progress, ProgressModel, ProgressTools
+from fuseforks.agent.result import TurnResult, turn_result
+from fuseforks.bus.bus import Bus, Subscriber, SubscriberFailure
+from fuseforks.bus.subscribers import LogWriter, StoreWriter
+from fuseforks.core.errors import FuseforksError
+from fuseforks.core.names import (
+    DEFAULT_IMAGE_CAP,
+    DEFAULT_MAX_ROUNDS,
+    InterruptCause,
+    Language,
+    WireName,
+    parse_language,
+    parse_wire,
+)
+from fuseforks.engine.turn import Turn, TurnSpec
+from fuseforks.events.types import TurnStarted
+from fuseforks.live.model import LiveModel
+from fuseforks.live.tools import HubTools
+from fuseforks.mcp.config import ServerConfig, load_config, parse_config
+from fuseforks.mcp.hub import DEFAULT_START_TIMEOUT, ToolHub
+from fuseforks.ports.model import ModelPort
+from fuseforks.ports.tools import ToolPort
+from fuseforks.projections.conversation import (
+    ConversationTurn,
+    HistoryBudget,
+    conversation_turns,
+    history,
+)
+from fuseforks.stores.open import open_store
+from fuseforks.stores.store import EventStore
+from fuseforks.wires.base import Endpoint
+from fuseforks.wires.http import RetryPolicy
+from fuseforks.wires.registry import get_wire
+
+_T = TypeVar("_T")
+DEFAULT_BUDGET = HistoryBudget()
+
+McpServers = str | Path | Mapping[str, Any] | Sequence[ServerConfig] | None
+"""An `mcpServers` JSON file, the same document as a dict, or server objects."""
+
+
+class Conversation:
+    """A conversation of an agent: run turns in it; its turns are read back from the store."""
+
+    def __init__(self, agent: Agent, conversation_id: str) -> None:
+        self.agent = agent
+        self.id = conversation_id
+
+    async def run(self, request: str) -> TurnResult:
+        return await self.agent.run(request, conversation=self)
+
+    async def turns(self) -> list[ConversationTurn]:
+        return await self.agent.conversation_turns(self.id)
+
+    def __repr__(self) -> str:
+        return f"Conversation({self.id!r})"
+
+
+def is_loopback(base_url: str | None) -> bool:
+    """The address is on this machine (127.0.0.0/8, ::1, localhost): local servers take no key."""
+    host = urlsplit(base_url or "").hostname or ""
+    if host.rstrip(".") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _servers(mcp: McpServers) -> list[ServerConfig]:
+    if mcp is None:
+        return []
+    if isinstance(mcp, str | Path):
+        return load_config(mcp)
+    if isinstance(mcp, Mapping):
+        return parse_config(dict(mcp))
+    return list(mcp)
+
+
+class Agent(anyio.AsyncContextManagerMixin):
+    """An LLM agent with MCP tools, recording every turn.
+
+    >>> async with Agent(wire="anthropic", model="claude-sonnet-5-5", mcp="mcp.json") as agent:
+    ...     result = await agent.run("Take a picture and describe it.")
+    """
+
+    def __init__(
+        self,
+        *,
+        wire: WireName | str,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        mcp: McpServers = None,
+        tools: ToolHub | None = None,
+        db: str | Path | EventStore = "fuseforks.db",
+        log: str | Path | None = "fuseforks.log",
+        on_log_line: Callable[[str], None] | None = None,
+        language: Language | str = "en",
+        system: str = "",
+        max_rounds: int = DEFAULT_MAX_ROUNDS,
+        image_cap: int = DEFAULT_IMAGE_CAP,
+        name: str = "agent",
+        history_budget: HistoryBudget = DEFAULT_BUDGET,
+        retry: RetryPolicy | None = None,
+        on_failure: Callable[[SubscriberFailure], None] | None = None,
+        subscribers: Sequence[Subscriber] = (),
+        on_progress: Progress | None = None,
+        mcp_start_timeout: float = DEFAULT_START_TIMEOUT,
+    ) -> None:
+        self.wire: WireName = parse_wire(wire)
+        self.language: Language = parse_language(language)
+        if max_rounds < 1:
+            raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")
+        if image_cap < 0:
+            raise ValueError(f"image_cap must not be negative, got {image_cap}")
+        self.model = model
+        self.name = name
+        self.system = system
+        self.max_rounds = max_rounds
+        self.image_cap = image_cap
+        self.history_budget = history_budget
+        self._endpoint = self._resolve_endpoint(base_url, api_key)
+        self._servers = _servers(mcp) if tools is None else []
+        self._given_tools = tools
+        self._db = db
+        self._log = log
+        self._on_log_line = on_log_line
+        self._on_failure = on_failure
+        self._subscribers = list(subscribers)
+        self._on_progress = on_progress
+        self._mcp_start_timeout = mcp_start_timeout
+        self._retry = retry
+        self._locks: dict[str, anyio.Lock] = {}
+        self._running: set[Turn] = set()
+        self._store: EventStore | None = None
+        self._bus: Bus | None = None
+        self._tools: HubTools | None = None
+        self._live: LiveModel | None = None
+        self.start_faults: dict[str, str] = {}
+        """MCP servers that did not start, and why (the agent runs without their tools)."""
+
+    def _resolve_endpoint(self, base_url: str | None, api_key: str | None) -> Endpoint:
+        wire = get_wire(self.wire)
+        if api_key is None:
+            api_key = next((k for k in map(os.environ.get, wire.key_envs) if k), "")
+        if not api_key and not is_loopback(base_url):
+            raise FuseforksError(
+                f"no API key for {self.wire}: set {' or '.join(wire.key_envs)} "
+                "(or pass api_key=...)")
+        return Endpoint(base_url=base_url or wire.default_base_url, api_key=api_key)
+
+    @asynccontextmanager
+    async def __asynccontextmanager__(self) -> AsyncIterator[Agent]:
+        async with AsyncExitStack() as stack:
+            if isinstance(self._db, str | Path):
+                self._store = open_store(self._db)
+                stack.callback(self._store.close)
+            else:
+                self._store = self._db
+            subscribers: list[Subscriber] = list(self._subscribers)
+            if self._log is not None:
+                file_log = LogWriter.to_file(self._log)
+                stack.callback(file_log.close)
+                subscribers.append(file_log)
+            if self._on_log_line is not None:
+                subscribers.append(LogWriter(self._on_log_line))
+            options: dict[str, Any] = {} if self._retry is None else {"policy": self._retry}
+            self._live = LiveModel(self.wire, self.model, self._endpoint, **options)
+            stack.push_async_callback(self._live.aclose)
+            hub = self._given_tools
+            if hub is None:
+                hub = await stack.enter_async_context(ToolHub(
+                    self._servers, start_timeout=self._mcp_start_timeout,
+                    on_waiting=self._waiting if self._on_progress else None))
+            self.start_faults = dict(hub.start_faults)
+            self._tools = HubTools(hub)
+            self._bus = await stack.enter_async_context(Bus(
+                subscribers, required=[StoreWriter(self._store)], on_failure=self._on_failure))
+            try:
+                yield self
+            finally:
+                self._bus = self._tools = self._live = self._store = None
+
+    def conversation(self, conversation_id: str | None = None) -> Conversation:
+        """A new conversation, or the one with `conversation_id` (continued from the store)."""
+        return Conversation(self, conversation_id or f"conv-{uuid.uuid4().hex}")
+
+    async def conversation_turns(self, conversation_id: str) -> list[ConversationTurn]:
+        store = self._require(self._store)
+        envelopes = await anyio.to_thread.run_sync(store.conversation, conversation_id)
+        return conversation_turns(envelopes)
+
+    async def run(self, request: str, *, conversation: Conversation | str | None = None
+                  ) -> TurnResult:
+        """Run one turn. Raises `RecordingFailed` if the record could not be written: a turn
+        that is not recorded is never reported as a success."""
+        bus, tools, live = self._require(self._bus), self._require(self._tools), self._live
+        assert live is not None
+        if isinstance(conversation, Conversation):
+            conversation_id = conversation.id
+        else:
+            conversation_id = conversation or self.conversation().id
+        lock = self._locks.setdefault(conversation_id, anyio.Lock())
+        async with lock:
+            exchanges, dropped = history(await self.conversation_turns(conversation_id),
+                                         self.history_budget)
+            spec = TurnSpec(agent=self.name, request=request, language=self.language,
+                            system=self.system, max_rounds=self.max_rounds,
+                            image_cap=self.image_cap, conversation_id=conversation_id,
+                            history=exchanges, history_dropped=dropped)
+            model: ModelPort = live
+            port: ToolPort = tools
+            if self._on_progress is not None:
+                model = ProgressModel(live, self._on_progress)
+                port = ProgressTools(tools, self._on_progress)
+            turn = Turn(spec, model, port, publish=bus.publish)
+            self._running.add(turn)
+            try:
+                outcome = await turn.run()
+            finally:
+                self._running.discard(turn)
+        return turn_result(outcome, conversation_id)
+
+    def _waiting(self, server: str, seconds: float) -> None:
+        assert self._on_progress is not None
+        self._on_progress(f"waiting for MCP server {server} to start ({seconds:.0f} s)")
+
+    async def last_conversation(self) -> str | None:
+        """The conversation of the most recent turn in the store, if it had one."""
+        store = self._require(self._store)
+
+        def find() -> str | None:
+            for info in reversed(store.turns()):
+                first = store.read(info.turn_id)[:1]
+                if first and isinstance(first[0].event, TurnStarted):
+                    return first[0].event.conversation_id or None
+            return None
+
+        return await anyio.to_thread.run_sync(find)
+
+    def interrupt(self, cause: InterruptCause = "cancelled") -> int:
+        """Interrupt every turn this agent is running (each records it); returns how many."""
+        running = list(self._running)
+        for turn in running:
+            turn.interrupt(cause)
+        return len(running)
+
+    @staticmethod
+    def _require(value: _T | None) -> _T:
+        if value is None:
+            raise RuntimeError("use the agent inside `async with Agent(...) as agent:`")
+        return value

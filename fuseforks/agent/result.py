@@ -1,0 +1,86 @@
+"""What `Agent.run` returns: the answer and the facts a caller acts on, folded from the record."""
+
+from __future__ import annotations
+
+import msgspec
+
+from fuseforks.core.canonical import Usage
+from fuseforks.core.media import format_name
+from fuseforks.core.names import Placement, StopReason
+from fuseforks.engine.turn import TurnOutcome
+from fuseforks.events.codec import Envelope
+from fuseforks.events.types import (
+    ImageMeta,
+    ImagesNormalized,
+    RequestSent,
+    ResponseReceived,
+    ToolCalled,
+)
+
+
+class SentImage(msgspec.Struct, frozen=True, kw_only=True):
+    """A tool image this turn sent to the provider (never its bytes)."""
+
+    digest: str
+    format: str
+    size: int
+    width: int
+    height: int
+    placement: Placement
+    tool: str
+    received: bool
+    """A request carrying it was answered (not refused, not cut short)."""
+
+
+class TurnResult(msgspec.Struct, frozen=True, kw_only=True):
+    answer: str
+    turn_id: str
+    conversation_id: str
+    stop: StopReason
+    rounds: int
+    error: str
+    usage: Usage
+    """Token totals over every request of the turn."""
+    images: list[SentImage]
+    events: list[Envelope]
+    """The turn's record, as stored."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and self.stop != "interrupted"
+
+
+def turn_result(outcome: TurnOutcome, conversation_id: str) -> TurnResult:
+    metas: dict[str, ImageMeta] = {}
+    tools: dict[str, str] = {}
+    usage = Usage()
+    sent: dict[str, SentImage] = {}
+    pending: list[str] = []
+    for envelope in outcome.history:
+        event = envelope.event
+        if isinstance(event, ToolCalled):
+            tools[event.call_id] = event.name
+        elif isinstance(event, ImagesNormalized):
+            metas.update((m.digest, m) for m in event.images)
+        elif isinstance(event, RequestSent):
+            pending = []
+            for delivery in event.images:
+                meta = metas[delivery.digest]
+                sent.setdefault(delivery.digest, SentImage(
+                    digest=delivery.digest, format=format_name(meta.media_type), size=meta.size,
+                    width=meta.width, height=meta.height, placement=delivery.placement,
+                    tool=tools.get(delivery.call_id, ""), received=False))
+                pending.append(delivery.digest)
+        elif isinstance(event, ResponseReceived):
+            u = event.usage
+            usage = Usage(input_tokens=usage.input_tokens + u.input_tokens,
+                          output_tokens=usage.output_tokens + u.output_tokens,
+                          cache_read_tokens=usage.cache_read_tokens + u.cache_read_tokens,
+                          cache_write_tokens=usage.cache_write_tokens + u.cache_write_tokens)
+            for digest in pending:
+                sent[digest] = msgspec.structs.replace(sent[digest], received=True)
+            pending = []
+    return TurnResult(answer=outcome.answer, turn_id=outcome.turn_id,
+                      conversation_id=conversation_id, stop=outcome.stop, rounds=outcome.rounds,
+                      error=outcome.error, usage=usage, images=list(sent.values()),
+                      events=outcome.history)

@@ -1,0 +1,134 @@
+"""`fuseforks chat`: an interactive session — one conversation, turn after turn, in a terminal.
+
+Each turn prints its log lines as they are recorded, with the display line of a tool's images
+("(1 image: JPEG 21 KB)") under its tool line, then the answer and the turn's token usage.
+Ctrl-C interrupts the turn in progress (recorded as interrupted) and the session goes on; at the
+prompt it only reminds how to leave. Ctrl-D (or /quit) ends the session with exit code 0.
+"""
+
+from __future__ import annotations
+
+import signal
+
+import anyio
+import click
+
+from fuseforks.agent import Agent, Conversation, TurnResult
+from fuseforks.bus.bus import Batch
+from fuseforks.cli.options import agent_options, build_agent_kwargs
+from fuseforks.core.media import format_name
+from fuseforks.core.texts import texts
+from fuseforks.events.types import ImageMeta, ImagesNormalized, ToolResultRecorded, TurnStarted
+from fuseforks.projections.log import LogState, evolve_log
+
+HELP = """commands: /new (a new conversation), /turns (this conversation's turns),
+/audit (images the last turn sent), /quit (or Ctrl-D)"""
+
+
+class ChatView:
+    """Prints each recorded event's log lines as they come, and a tool's display line under it."""
+
+    name = "chat view"
+
+    def __init__(self) -> None:
+        self._state = LogState()
+        self._images: dict[str, list[ImageMeta]] = {}
+        self._language = "en"
+
+    async def handle(self, batch: Batch) -> None:
+        for envelope in batch:
+            event = envelope.event
+            if isinstance(event, TurnStarted):
+                self._state, self._images, self._language = LogState(), {}, event.language
+            elif isinstance(event, ImagesNormalized):
+                self._images[event.call_id] = list(event.images)
+            before = len(self._state.lines)
+            self._state = evolve_log(self._state, event)
+            for line in self._state.lines[before:]:
+                click.echo(line)
+            if isinstance(event, ToolResultRecorded) and self._images.get(event.call_id):
+                shown = texts(self._language).display_line(
+                    [(format_name(m.media_type), m.size) for m in self._images[event.call_id]])
+                click.echo(f"  {shown}")
+
+
+def _usage_line(result: TurnResult) -> str:
+    u = result.usage
+    return (f"[{result.stop}; rounds {result.rounds}; tokens in {u.input_tokens}, "
+            f"out {u.output_tokens}]")
+
+
+async def _read(prompt: str) -> str | None:
+    try:
+        return await anyio.to_thread.run_sync(input, prompt, abandon_on_cancel=True)
+    except EOFError:
+        return None
+
+
+async def _session(agent: Agent, conversation: Conversation) -> None:
+    last: TurnResult | None = None
+    running = False
+
+    async def watch_signals() -> None:
+        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+            async for _ in signals:
+                if running and agent.interrupt("SIGINT"):
+                    continue
+                click.echo("\n(Ctrl-D or /quit ends the session)")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch_signals)
+        click.echo(f"conversation {conversation.id} — {HELP}")
+        while True:
+            line = await _read("you> ")
+            if line is None or line.strip() == "/quit":
+                click.echo("")
+                break
+            text = line.strip()
+            if not text:
+                continue
+            if text == "/new":
+                conversation = agent.conversation()
+                click.echo(f"conversation {conversation.id}")
+                continue
+            if text == "/turns":
+                for turn in await conversation.turns():
+                    click.echo(f"{turn.at} {turn.turn_id} {turn.stop}: {turn.request[:60]}")
+                continue
+            if text == "/audit":
+                for image in (last.images if last else []):
+                    click.echo(f"{image.digest} {image.format} {image.size} B {image.placement} "
+                               f"{image.tool} {'received' if image.received else 'not received'}")
+                continue
+            if text.startswith("/"):
+                click.echo(HELP)
+                continue
+            running = True
+            try:
+                last = await conversation.run(text)
+            finally:
+                running = False
+            if last.answer:
+                click.echo(last.answer)
+            if last.error:
+                click.echo(f"turn failed: {last.error}")
+            click.echo(_usage_line(last))
+        group.cancel_scope.cancel()
+
+
+@click.command()
+@agent_options
+@click.option("--conversation", "conversation_id", default=None,
+              help="Continue this conversation (default: a new one).")
+def chat(conversation_id: str | None, **options: object) -> None:
+    """Talk to an agent in this terminal: one conversation, turn after turn."""
+    kwargs = build_agent_kwargs(options)
+
+    async def main() -> None:
+        async with Agent(subscribers=[ChatView()], **kwargs) as agent:
+            for server, reason in agent.start_faults.items():
+                click.echo(f"MCP server {server} did not start: {reason}", err=True)
+            await _session(agent, agent.conversation(conversation_id))
+
+    anyio.run(main)
+

@@ -1,0 +1,88 @@
+"""The options every command that runs turns shares (`run`, `chat`), and the `Agent` they make."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from fuseforks.cli.sources import check_file_target, check_store_target
+from fuseforks.core.names import (
+    DEFAULT_IMAGE_CAP,
+    DEFAULT_MAX_ROUNDS,
+    LANGUAGES,
+    WIRE_NAMES,
+    WireName,
+)
+from fuseforks.mcp.hub import DEFAULT_START_TIMEOUT
+from fuseforks.wires.registry import get_wire
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_OPTIONS = [
+    click.option("--wire", type=click.Choice(WIRE_NAMES), required=True,
+                 help="The provider's request format."),
+    click.option("--model", required=True, help="The model name the provider knows."),
+    click.option("--base-url", default=None,
+                 help="The provider's address, if not its public one (a local server, a proxy)."),
+    click.option("--mcp-config", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                 default=None, help="A JSON file with an `mcpServers` object: the tools' servers."),
+    click.option("--mcp-start-timeout", type=click.FloatRange(min=0, min_open=True),
+                 default=DEFAULT_START_TIMEOUT, show_default=True,
+                 help="Seconds an MCP server may take to start (a server's own `startTimeout` "
+                      "wins)."),
+    click.option("--language", type=click.Choice(LANGUAGES), default="en", show_default=True,
+                 help="The language of every sentence fuseforks adds for the model."),
+    click.option("--system", default="", help="The system prompt."),
+    click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default="fuseforks.db",
+                 show_default=True, help="The store turns are recorded into (created if missing)."),
+    click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path),
+                 default="fuseforks.log", show_default=True,
+                 help="The log file the turns' lines are appended to."),
+    click.option("--agent", default="agent", show_default=True,
+                 help="The agent's name in the record and the log."),
+    click.option("--max-rounds", type=click.IntRange(min=1), default=DEFAULT_MAX_ROUNDS,
+                 show_default=True, help="Tool rounds before the closing summary call (at least 1)."),
+    click.option("--image-cap", type=click.IntRange(min=0), default=DEFAULT_IMAGE_CAP,
+                 show_default=True, help="Tool images one request may carry, the newest kept."),
+]
+
+
+def agent_options(command: F) -> F:
+    for option in reversed(_OPTIONS):
+        command = option(command)
+    return command
+
+
+def build_agent_kwargs(options: dict[str, Any]) -> dict[str, Any]:
+    """`Agent` keyword arguments from the shared options, after checking what can be checked
+    before anything starts: the key, the store and the log file."""
+    check_key(options["wire"], options["base_url"])
+    check_store_target(options["db"])
+    check_file_target(options["log_file"], "log")
+    return {
+        "wire": options["wire"], "model": options["model"], "base_url": options["base_url"],
+        "mcp": options["mcp_config"], "mcp_start_timeout": options["mcp_start_timeout"],
+        "language": options["language"], "system": options["system"], "db": options["db"],
+        "log": options["log_file"], "name": options["agent"],
+        "max_rounds": options["max_rounds"], "image_cap": options["image_cap"],
+    }
+
+
+def check_key(wire: WireName, base_url: str | None) -> None:
+    """Refuse to start without the wire's key, naming the variables to set — unless the provider
+    is on this machine (a --base-url on a loopback address), where servers take no key."""
+    from fuseforks.agent.agent import is_loopback
+
+    names = get_wire(wire).key_envs
+    if any(os.environ.get(name) for name in names) or is_loopback(base_url):
+        return
+    raise click.ClickException(
+        f"no API key for {wire}: set {' or '.join(names)} "
+        "(a --base-url on 127.0.0.1 or localhost needs none)")
+
+
+

@@ -1,0 +1,396 @@
+"""Every command through its error paths: missing, unreadable, wrong-kind and foreign files, and
+bad arguments. Each ends in exactly one line on stderr — no traceback — and exit code 2 for a
+usage error or 1 for a failure; and nothing is created or written on the way."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fuseforks.cli import COMMANDS, main
+from fuseforks.stores.jsonl import import_stream
+from fuseforks.stores.sqlite import STORE_VERSION, SqliteStore
+from tests.cli.crafted import REPLAYS, foreign_database, newer_store
+
+NOTES = b"these are my notes, not a database\n"
+
+
+@dataclass
+class Files:
+    root: Path
+    missing: Path
+    notes: Path
+    other: Path
+    newer: Path
+    folder: Path
+    stream: Path
+    store: Path
+    truncated: Path
+    photo: Path
+    damaged: Path
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Files:
+    (tmp_path / "notes.db").write_bytes(NOTES)
+    (tmp_path / "folder").mkdir()
+    stream = tmp_path / "p4-anthropic.jsonl"
+    shutil.copy(REPLAYS / "p4-anthropic.jsonl", stream)
+    store = tmp_path / "store.db"
+    with SqliteStore(store) as opened:
+        for name in ("p4-anthropic", "p4-gemini"):
+            import_stream(opened, REPLAYS / f"{name}.jsonl")
+    lines = stream.read_bytes().splitlines(keepends=True)
+    (tmp_path / "truncated.jsonl").write_bytes(b"".join(lines[:3]) + lines[3][:40])
+    (tmp_path / "damaged.jsonl").write_bytes(b"".join(lines[:5] + lines[6:]))
+    (tmp_path / "photo.jpg").write_bytes(b"\xff\xd8\xff\xe0" + bytes(200))
+    return Files(root=tmp_path, missing=tmp_path / "missing.db", notes=tmp_path / "notes.db",
+                 other=foreign_database(tmp_path / "other-app.db"),
+                 newer=newer_store(tmp_path / "newer.db"), folder=tmp_path / "folder",
+                 stream=stream, store=store, truncated=tmp_path / "truncated.jsonl",
+                 photo=tmp_path / "photo.jpg", damaged=tmp_path / "damaged.jsonl")
+
+
+@dataclass
+class Case:
+    command: str
+    args: Callable[[Files], list[str]]
+    code: int
+    stderr: Callable[[Files], str]
+    """The one line on stderr."""
+
+
+def usage(command: str, text: str) -> str:
+    return f"Error: {text} Try 'fuseforks {command} --help'."
+
+
+def not_sqlite(path: Path) -> str:
+    return (f"Error: {path}: not a readable SQLite database (file is not a database); "
+            "nothing was changed")
+
+
+def foreign(path: Path) -> str:
+    return (f"Error: {path}: an SQLite database, but not a fuseforks store (it has tables "
+            "['invoices'] and no fuseforks_meta); nothing was changed")
+
+
+def newer(path: Path) -> str:
+    return (f"Error: {path}: store version 99 was written by a newer fuseforks (this one reads "
+            f"up to {STORE_VERSION}); nothing was changed")
+
+
+def not_a_stream(path: Path) -> str:
+    return f"Error: {path}: not a JSON Lines event stream (its first line is not a JSON object)"
+
+
+def truncated(path: Path) -> str:
+    return f"Error: {path}:4: truncated last line: Input data was truncated"
+
+
+def missing_file(command: str, what: str, path: Path) -> str:
+    return usage(command, f"Invalid value for '{what}': File '{path}' does not exist.")
+
+
+def a_folder(command: str, what: str, path: Path) -> str:
+    return usage(command, f"Invalid value for '{what}': File '{path}' is a directory.")
+
+
+LOOPBACK = ["--base-url", "http://127.0.0.1:9/v1"]
+"""A provider on this machine: `run` needs no key for it, and gets to check its files."""
+
+
+def run_args(*extra: str) -> Callable[[Files], list[str]]:
+    return lambda f: ["run", "--wire", "openai-compat", "--model", "m", *LOOPBACK, *extra, "hi"]
+
+
+CASES: dict[str, Case] = {
+    # --- replay
+    "replay missing": Case("replay", lambda f: ["replay", str(f.missing)], 2,
+                           lambda f: missing_file("replay", "SOURCE", f.missing)),
+    "replay folder": Case("replay", lambda f: ["replay", str(f.folder)], 2,
+                          lambda f: a_folder("replay", "SOURCE", f.folder)),
+    "replay notes": Case("replay", lambda f: ["replay", str(f.notes)], 1,
+                         lambda f: not_a_stream(f.notes)),
+    "replay photo": Case("replay", lambda f: ["replay", str(f.photo)], 1,
+                         lambda f: not_a_stream(f.photo)),
+    "replay foreign": Case("replay", lambda f: ["replay", str(f.other)], 1,
+                           lambda f: foreign(f.other)),
+    "replay newer": Case("replay", lambda f: ["replay", str(f.newer)], 1,
+                         lambda f: newer(f.newer)),
+    "replay truncated": Case("replay", lambda f: ["replay", str(f.truncated)], 1,
+                             lambda f: truncated(f.truncated)),
+    "replay unknown turn": Case(
+        "replay", lambda f: ["replay", str(f.store), "--turn", "nope"], 1,
+        lambda f: f"Error: {f.store}: no turn 'nope' (fuseforks turns {f.store} lists them)"),
+    "replay ambiguous turn": Case(
+        "replay", lambda f: ["replay", str(f.store), "--turn", "p4-"], 1,
+        lambda f: f"Error: {f.store}: turn 'p4-' is ambiguous: 2 turns begin with it: "
+                  "p4-anthropic, p4-gemini"),
+    "replay verify damaged": Case(
+        "replay", lambda f: ["replay", str(f.damaged), "--verify", "--json"], 1,
+        lambda f: "Error: 1 of 1 turns diverged from today's engine: p4-anthropic"),
+    "replay bad option": Case("replay", lambda f: ["replay", str(f.stream), "--bogus"], 2,
+                              lambda f: usage("replay", "No such option '--bogus'.")),
+    # --- log
+    "log missing": Case("log", lambda f: ["log", str(f.missing)], 2,
+                        lambda f: missing_file("log", "SOURCE", f.missing)),
+    "log notes": Case("log", lambda f: ["log", str(f.notes)], 1, lambda f: not_a_stream(f.notes)),
+    "log foreign": Case("log", lambda f: ["log", str(f.other)], 1, lambda f: foreign(f.other)),
+    "log unknown turn": Case(
+        "log", lambda f: ["log", str(f.stream), "--turn", "p5"], 1,
+        lambda f: f"Error: {f.stream}: no turn 'p5' (fuseforks turns {f.stream} lists them)"),
+    "log no source": Case("log", lambda f: ["log"], 2,
+                          lambda f: usage("log", "Missing argument 'SOURCE'.")),
+    # --- turns
+    "turns missing": Case("turns", lambda f: ["turns", str(f.missing)], 2,
+                          lambda f: missing_file("turns", "SOURCE", f.missing)),
+    "turns photo": Case("turns", lambda f: ["turns", str(f.photo)], 1,
+                        lambda f: not_a_stream(f.photo)),
+    "turns foreign": Case("turns", lambda f: ["turns", str(f.other)], 1,
+                          lambda f: foreign(f.other)),
+    "turns newer": Case("turns", lambda f: ["turns", str(f.newer)], 1, lambda f: newer(f.newer)),
+    # --- audit
+    "audit missing": Case("audit", lambda f: ["audit", str(f.missing)], 2,
+                          lambda f: missing_file("audit", "SOURCE", f.missing)),
+    "audit foreign": Case("audit", lambda f: ["audit", str(f.other)], 1,
+                          lambda f: foreign(f.other)),
+    "audit truncated": Case("audit", lambda f: ["audit", str(f.truncated)], 1,
+                            lambda f: truncated(f.truncated)),
+    "audit since yesterday": Case(
+        "audit", lambda f: ["audit", str(f.store), "--since", "yesterday"], 2,
+        lambda f: usage("audit", "Invalid value for '--since': 'yesterday' is neither an "
+                                 "ISO-8601 time (2026-11-30T08:48:54Z, 2026-11-30T09:48+01:00, "
+                                 "2026-11-30) nor a duration back from now (30m, 2h, 7d).")),
+    "audit json and csv": Case(
+        "audit", lambda f: ["audit", str(f.store), "--json", "--csv"], 2,
+        lambda f: usage("audit", "--json and --csv cannot be used together.")),
+    "audit unknown provider": Case(
+        "audit", lambda f: ["audit", str(f.store), "--provider", "openai"], 2,
+        lambda f: usage("audit", "Invalid value for '--provider': 'openai' is not one of "
+                                 "'anthropic', 'openai-compat', 'gemini', 'openai-responses', "
+                                 "'xai-responses', 'meta-responses', 'perplexity-responses'.")),
+    "audit short digest": Case(
+        "audit", lambda f: ["audit", str(f.store), "--digest", "3fa"], 2,
+        lambda f: usage("audit", "Invalid value for '--digest': '3fa' is not an image digest: "
+                                 "give 4 to 64 hex characters of its SHA-256.")),
+    "audit non-hex digest": Case(
+        "audit", lambda f: ["audit", str(f.store), "--digest", "3fa2…"], 2,
+        lambda f: usage("audit", "Invalid value for '--digest': '3fa2…' is not an image "
+                                 "digest: give 4 to 64 hex characters of its SHA-256.")),
+    # --- export
+    "export missing": Case("export", lambda f: ["export", str(f.missing)], 2,
+                           lambda f: missing_file("export", "SOURCE", f.missing)),
+    "export notes": Case("export", lambda f: ["export", str(f.notes)], 1,
+                         lambda f: not_a_stream(f.notes)),
+    "export foreign": Case("export", lambda f: ["export", str(f.other)], 1,
+                           lambda f: foreign(f.other)),
+    "export nowhere": Case(
+        "export", lambda f: ["export", str(f.store), "-o", "/nonexistent/all.jsonl"], 1,
+        lambda f: "Error: /nonexistent/all.jsonl: cannot create the output: no directory "
+                  "/nonexistent"),
+    "export unknown turn": Case(
+        "export", lambda f: ["export", str(f.store), "--turn", "p5"], 1,
+        lambda f: f"Error: {f.store}: no turn 'p5' (fuseforks turns {f.store} lists them)"),
+    # --- import
+    "import missing": Case("import", lambda f: ["import", str(f.missing)], 2,
+                           lambda f: missing_file("import", "STREAM", f.missing)),
+    "import a store": Case(
+        "import", lambda f: ["import", str(f.store), "--db", str(f.root / "new.db")], 1,
+        lambda f: f"Error: {f.store}: an SQLite store, not a JSON Lines stream; to copy its "
+                  f"turns, export them first: fuseforks export {f.store} -o turns.jsonl"),
+    "import notes": Case(
+        "import", lambda f: ["import", str(f.notes), "--db", str(f.root / "new.db")], 1,
+        lambda f: not_a_stream(f.notes)),
+    "import truncated": Case(
+        "import", lambda f: ["import", str(f.truncated), "--db", str(f.root / "new.db")], 1,
+        lambda f: truncated(f.truncated)),
+    "import into notes": Case("import", lambda f: ["import", str(f.stream), "--db", str(f.notes)],
+                              1, lambda f: not_sqlite(f.notes)),
+    "import into foreign": Case(
+        "import", lambda f: ["import", str(f.stream), "--db", str(f.other)], 1,
+        lambda f: foreign(f.other)),
+    "import into newer": Case(
+        "import", lambda f: ["import", str(f.stream), "--db", str(f.newer)], 1,
+        lambda f: newer(f.newer)),
+    "import nowhere": Case(
+        "import", lambda f: ["import", str(f.stream), "--db", "/nonexistent/x.db"], 1,
+        lambda f: "Error: /nonexistent/x.db: cannot create the store: no directory /nonexistent"),
+    "import into folder": Case(
+        "import", lambda f: ["import", str(f.stream), "--db", str(f.folder)], 2,
+        lambda f: usage("import", f"Invalid value for '--db': File '{f.folder}' is a "
+                                  "directory.")),
+    # --- run
+    "run max rounds 0": Case("run", run_args("--max-rounds", "0"), 2,
+                             lambda f: usage("run", "Invalid value for '--max-rounds': 0 is not "
+                                                    "in the range x>=1.")),
+    "run max rounds -1": Case("run", run_args("--max-rounds", "-1"), 2,
+                              lambda f: usage("run", "Invalid value for '--max-rounds': -1 is "
+                                                     "not in the range x>=1.")),
+    "run no key": Case(
+        "run", lambda f: ["run", "--wire", "gemini", "--model", "m", "hi"], 1,
+        lambda f: "Error: no API key for gemini: set GEMINI_API_KEY or GOOGLE_API_KEY (a "
+                  "--base-url on 127.0.0.1 or localhost needs none)"),
+    "run remote base url without key": Case(
+        "run", lambda f: ["run", "--wire", "openai-compat", "--model", "m", "--base-url",
+                          "https://llm.example.com/v1", "hi"], 1,
+        lambda f: "Error: no API key for openai-compat: set OPENAI_API_KEY (a --base-url on "
+                  "127.0.0.1 or localhost needs none)"),
+    "run unknown wire": Case(
+        "run", lambda f: ["run", "--wire", "openai", "--model", "m", "hi"], 2,
+        lambda f: usage("run", "Invalid value for '--wire': 'openai' is not one of "
+                               "'anthropic', 'openai-compat', 'gemini', 'openai-responses', "
+                               "'xai-responses', 'meta-responses', 'perplexity-responses'.")),
+    "run no request": Case("run", lambda f: ["run", "--wire", "gemini", "--model", "m"], 2,
+                           lambda f: usage("run", "Missing argument 'REQUEST'.")),
+    "run db notes": Case("run", lambda f: run_args("--db", str(f.notes),
+                                                   "--log", str(f.root / "run.log"))(f), 1,
+                         lambda f: not_sqlite(f.notes)),
+    "run db foreign": Case("run", lambda f: run_args("--db", str(f.other),
+                                                     "--log", str(f.root / "run.log"))(f), 1,
+                           lambda f: foreign(f.other)),
+    "run db nowhere": Case(
+        "run", lambda f: run_args("--db", "/nonexistent/x.db", "--log",
+                                  str(f.root / "run.log"))(f), 1,
+        lambda f: "Error: /nonexistent/x.db: cannot create the store: no directory /nonexistent"),
+    "run log nowhere": Case(
+        "run", lambda f: run_args("--db", str(f.root / "run.db"), "--log",
+                                  "/nonexistent/x.log")(f), 1,
+        lambda f: "Error: /nonexistent/x.log: cannot create the log: no directory /nonexistent"),
+    "run log folder": Case(
+        "run", lambda f: run_args("--db", str(f.root / "run.db"), "--log", str(f.folder))(f), 2,
+        lambda f: usage("run", f"Invalid value for '--log': File '{f.folder}' is a directory.")),
+    "run missing mcp config": Case(
+        "run", lambda f: run_args("--mcp-config", str(f.missing))(f), 2,
+        lambda f: missing_file("run", "--mcp-config", f.missing)),
+    # --- chat (the same checks as run, before any server starts)
+    "chat no key": Case(
+        "chat", lambda f: ["chat", "--wire", "gemini", "--model", "m"], 1,
+        lambda f: "Error: no API key for gemini: set GEMINI_API_KEY or GOOGLE_API_KEY (a "
+                  "--base-url on 127.0.0.1 or localhost needs none)"),
+    "chat db foreign": Case(
+        "chat", lambda f: ["chat", "--wire", "openai-compat", "--model", "m", "--base-url",
+                           "http://127.0.0.1:9/v1", "--db", str(f.other), "--log",
+                           str(f.root / "chat.log")], 1,
+        lambda f: foreign(f.other)),
+    "chat image cap -1": Case(
+        "chat", lambda f: ["chat", "--wire", "gemini", "--model", "m", "--image-cap", "-1"], 2,
+        lambda f: usage("chat", "Invalid value for '--image-cap': -1 is not in the range x>=0.")),
+    # --- demo (every check happens before the simulator or the camera starts)
+    "demo db nowhere": Case(
+        "demo", lambda f: ["demo", "--db", "/nonexistent/d.db", "--log", str(f.root / "d.log")], 1,
+        lambda f: "Error: /nonexistent/d.db: cannot create the store: no directory /nonexistent"),
+    "demo db notes": Case("demo", lambda f: ["demo", "--db", str(f.notes), "--log",
+                                             str(f.root / "d.log")], 1,
+                          lambda f: not_sqlite(f.notes)),
+    "demo db foreign": Case("demo", lambda f: ["demo", "--db", str(f.other), "--log",
+                                               str(f.root / "d.log")], 1,
+                            lambda f: foreign(f.other)),
+    "demo log nowhere": Case(
+        "demo", lambda f: ["demo", "--db", str(f.root / "d.db"), "--log", "/nonexistent/d.log"], 1,
+        lambda f: "Error: /nonexistent/d.log: cannot create the log: no directory /nonexistent"),
+    "demo language": Case(
+        "demo", lambda f: ["demo", "--language", "fr"], 2,
+        lambda f: usage("demo", "Invalid value for '--language': 'fr' is not one of 'ja', 'en', "
+                                "'zh'.")),
+    # --- simulator
+    "simulator port": Case("simulator", lambda f: ["simulator", "--port", "70000"], 2,
+                           lambda f: usage("simulator", "Invalid value for '--port': 70000 is "
+                                                        "not in the range 0<=x<=65535.")),
+    "simulator rounds": Case("simulator", lambda f: ["simulator", "--rounds", "-1"], 2,
+                             lambda f: usage("simulator", "Invalid value for '--rounds': -1 is "
+                                                          "not in the range x>=0.")),
+    # --- image and mcp
+    "image missing": Case("image", lambda f: ["image", "inspect", str(f.missing)], 2,
+                          lambda f: missing_file("image inspect", "FILES...", f.missing)),
+    "image no file": Case("image", lambda f: ["image", "inspect"], 2,
+                          lambda f: usage("image inspect", "Missing argument 'FILES...'.")),
+    "mcp missing config": Case(
+        "mcp", lambda f: ["mcp", "tools", "--config", str(f.missing)], 2,
+        lambda f: missing_file("mcp tools", "--config", f.missing)),
+    "mcp config notes": Case(
+        "mcp", lambda f: ["mcp", "tools", "--config", str(f.notes)], 1,
+        lambda f: f"Error: {f.notes}: not valid JSON (JSON is malformed: invalid character "
+                  "(byte 4))"),
+    "mcp call without tool": Case("mcp", lambda f: ["mcp", "call"], 2,
+                                  lambda f: usage("mcp call", "missing TOOL.")),
+    # --- the group itself
+    "unknown command": Case("fuseforks", lambda f: ["replays"], 2,
+                            lambda f: "Error: No such command 'replays'. Try 'fuseforks --help'."),
+}
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Every file under `root` with its content's digest (and mtime): what a command changed."""
+    return {
+        str(p.relative_to(root)): f"{hashlib.sha256(p.read_bytes()).hexdigest()} {p.stat().st_mtime_ns}"
+        for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+def test_the_cases_cover_every_command() -> None:
+    assert {case.command for case in CASES.values()} == {*COMMANDS, "fuseforks"}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_one_line_and_an_exit_code_and_nothing_written(name: str, files: Files,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    case = CASES[name]
+    for variable in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.chdir(files.root)
+    before = snapshot(files.root)
+    result = CliRunner().invoke(main, case.args(files))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    assert (result.exit_code, result.stderr.splitlines()) == (case.code, [case.stderr(files)])
+    if name != "replay verify damaged":  # its report is on stdout; the verdict is the error
+        assert result.stdout == ""
+    assert snapshot(files.root) == before
+
+
+def test_a_replay_of_a_damaged_stream_names_the_gap_on_stdout(files: Files) -> None:
+    result = CliRunner().invoke(main, ["replay", str(files.damaged), "--verify"])
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[-1] == (
+        '  verify: DIVERGED at seq 6: the recording has no event 6: seq 5 is followed by seq 7; '
+        'produced {"kind":"ToolResultRecorded","round":1,"call_id":"toolu_0001_0",'
+        '"name":"nik__live_view_image","ok":true,"body":"{\\"height\\":424,\\"jpeg_bytes\\":5108,'
+        '\\"seq\\":1,\\"width\\":640}"}')
+
+
+PROCESS_CASES = ["run log nowhere", "run db foreign", "demo db notes", "replay verify damaged",
+                 "import into notes", "audit since yesterday"]
+
+
+@pytest.mark.parametrize("name", PROCESS_CASES)
+def test_the_same_in_a_real_process(name: str, files: Files) -> None:
+    """The installed entry point too: what a user's shell sees."""
+    case = CASES[name]
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    before = snapshot(files.root)
+    done = subprocess.run([sys.executable, "-m", "fuseforks", *case.args(files)], cwd=files.root,
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert "Traceback" not in done.stdout + done.stderr
+    assert (done.returncode, done.stderr.splitlines()) == (case.code, [case.stderr(files)])
+    assert snapshot(files.root) == before
+
+
+def test_a_simulator_port_in_use_is_one_line(files: Files) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(main, ["simulator", "--port", str(port)])
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert (result.exit_code, result.stdout, result.stderr.splitlines()) == (
+        1, "", [f"Error: simulator: Address already in use (127.0.0.1:{port})"])

@@ -1,0 +1,81 @@
+"""The help a new user reads: `fuseforks --help` is fast because it imports no command, and each
+command's help describes every option and ends with an example."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from fuseforks.cli import COMMANDS, main
+
+OWN = ["audit", "demo", "export", "import", "log", "replay", "run", "simulator", "turns"]
+"""Commands whose help this suite holds to the rules; `image` and `mcp` keep their own."""
+
+PROBE = """
+import runpy, sys
+sys.argv = ["fuseforks", "--help"]
+try:
+    runpy.run_module("fuseforks", run_name="__main__")
+except SystemExit as done:
+    assert done.code in (0, None), done.code
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("mcp", "httpx", "anyio", "PIL",
+                                                              "sqlite_utils", "msgspec"))
+print(",".join(heavy))
+print(",".join(sorted(m for m in sys.modules if m.startswith("fuseforks.cli."))))
+"""
+
+
+def test_help_imports_no_command_nor_mcp_nor_httpx() -> None:
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    heavy, commands = done.stdout.splitlines()[-2:]
+    assert (heavy, commands) == ("", "fuseforks.cli.entry")
+    assert "Commands:" in done.stdout
+
+
+def test_help_is_quick() -> None:
+    """Under half a second for the installed command, on this shared two-core machine (best of
+    three, so that one slow start does not count)."""
+    executable = Path(sys.executable).parent / "fuseforks"
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        done = subprocess.run([str(executable), "--help"], capture_output=True, timeout=60)
+        times.append(time.perf_counter() - started)
+        assert done.returncode == 0
+    assert min(times) < 0.5, times
+
+
+def test_the_listing_says_what_each_command_says_of_itself() -> None:
+    ctx = click.Context(main)
+    for name, entry in COMMANDS.items():
+        command = main.get_command(ctx, name)
+        assert command is not None
+        assert command.get_short_help_str(limit=1000) == entry.summary, name
+    listing = CliRunner().invoke(main, ["--help"]).stdout
+    assert [line.split()[0] for line in listing.split("Commands:\n")[1].splitlines()
+            if line.startswith("  ") and not line.startswith("   ")][:len(COMMANDS)] == sorted(
+        COMMANDS)
+
+
+@pytest.mark.parametrize("name", OWN)
+def test_each_command_describes_every_option_and_shows_an_example(name: str) -> None:
+    command = main.get_command(click.Context(main), name)
+    assert command is not None
+    undescribed = [p.name for p in command.params
+                   if isinstance(p, click.Option) and not p.help]
+    assert undescribed == []
+    assert command.epilog is not None
+    examples = [line.strip() for line in command.epilog.splitlines()
+                if line.strip().startswith("fuseforks ")]
+    assert examples and all(e.startswith(f"fuseforks {name} ") for e in examples[:1]), examples
+    text = CliRunner().invoke(main, [name, "--help"]).stdout
+    assert re.search(r"\bp4\b|RepeatGuard|backend=", text) is None, text
