@@ -14,17 +14,17 @@ from pathlib import Path
 
 import anyio
 
+from fuseforks.agent import Agent, TurnResult
+from fuseforks.core.names import Language
 from fuseforks.demo.offline import CAMERA_SERVER
 from fuseforks.demo.scenarios import DEMO_SCENARIOS, REQUEST
-from fuseforks.engine.turn import Turn, TurnOutcome, TurnSpec
 from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import FixedClock
-from fuseforks.live import HubTools, LiveModel
-from fuseforks.mcp import StdioServer, ToolHub
-from fuseforks.projections import LogState, evolve_log, fold
+from fuseforks.mcp import StdioServer
+from fuseforks.projections.log import turn_log
 from fuseforks.simulator import Script, run_simulator
 from fuseforks.stores.jsonl import write_stream
-from fuseforks.wires.base import Endpoint
+from fuseforks.stores.memory import MemoryStore
 from fuseforks.wires.http import RetryPolicy
 
 REPLAYS = Path(__file__).resolve().parents[1] / "replays"
@@ -34,25 +34,22 @@ RIG_SERVER = StdioServer(name="rig", command=sys.executable, args=[str(RIG)])
 
 
 async def record(name: str, server: StdioServer, script: Script, wire: str, model: str, *,
-                 language: str = "en", max_rounds: int = 8) -> TurnOutcome:
-    async with run_simulator(script=script) as sim, ToolHub([server]) as hub:
-        live = LiveModel(wire, model, Endpoint(base_url=sim.base_urls[wire], api_key="sk-replay"),
-                         policy=RetryPolicy(base_delay=0.01, max_delay=0.02))
-        try:
-            spec = TurnSpec(agent="replay", request=REQUEST[language], language=language,
-                            max_rounds=max_rounds)
-            result = await Turn(spec, live, HubTools(hub), turn_id=name,
-                                clock=FixedClock("2026-11-30T00:00:00.000Z", step_ms=10)).run()
-        finally:
-            await live.aclose()
-    save(name, result.history)
+                 language: Language = "en", max_rounds: int = 8) -> TurnResult:
+    async with run_simulator(script=script) as sim, Agent(
+        wire=wire, model=model, base_url=sim.base_urls[wire], api_key="sk-replay",
+        mcp=[server], db=MemoryStore(), log=None, language=language, max_rounds=max_rounds,
+        name="replay", retry=RetryPolicy(base_delay=0.01, max_delay=0.02),
+        clock=FixedClock("2026-11-30T00:00:00.000Z", step_ms=10),
+    ) as agent:
+        result = await agent.run(REQUEST[language], turn_id=name, conversation=f"conv-{name}")
+    save(name, result.events)
     return result
 
 
 def save(name: str, history: list[Envelope], folder: Path = REPLAYS) -> None:
     with open(folder / f"{name}.jsonl", "wb") as out:
         write_stream(history, out)
-    lines = fold(evolve_log, LogState(), history).lines
+    lines = turn_log(history)
     (folder / f"{name}.log").write_text("".join(f"{line}\n" for line in lines))
 
 

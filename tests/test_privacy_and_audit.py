@@ -90,7 +90,7 @@ def test_audit_answers_match_what_the_demo_did(tmp_path) -> None:
     outcomes = anyio.run(run_scenarios, db, tmp_path / "log", None)
     with SqliteStore(db) as store:
         for outcome in outcomes:
-            (result,) = [e.event for e in outcome.result.history
+            (result,) = [e.event for e in outcome.result.events
                          if isinstance(e.event, ToolResultRecorded)]
             digest = result.image_digests[0]
             origins = store.image_origins(digest)
@@ -109,7 +109,7 @@ def test_audit_answers_match_what_the_demo_did(tmp_path) -> None:
             ("google/gemini-3.7-flash", "received"),
             ("perplexity/deepseek-v4-pro-0813", "refused"),
         ]
-        folded = [d for o in outcomes for d in audit_rows(o.result.history).deliveries]
+        folded = [d for o in outcomes for d in audit_rows(o.result.events).deliveries]
         assert store.image_deliveries() == sorted(folded, key=lambda d: (d.at, d.turn_id,
                                                                          d.request_seq))
     cli = CliRunner().invoke(main, ["audit", str(db), "--provider", "openai-compat", "--csv"])

@@ -40,6 +40,7 @@ from fuseforks.core.names import (
     parse_wire,
 )
 from fuseforks.engine.turn import Turn, TurnSpec
+from fuseforks.events.sequencer import Clock
 from fuseforks.events.types import TurnStarted
 from fuseforks.live.model import LiveModel
 from fuseforks.live.tools import HubTools
@@ -134,6 +135,7 @@ class Agent(anyio.AsyncContextManagerMixin):
         subscribers: Sequence[Subscriber] = (),
         on_progress: Progress | None = None,
         mcp_start_timeout: float = DEFAULT_START_TIMEOUT,
+        clock: Clock | None = None,
     ) -> None:
         self.wire: WireName = parse_wire(wire)
         self.language: Language = parse_language(language)
@@ -157,6 +159,7 @@ class Agent(anyio.AsyncContextManagerMixin):
         self._subscribers = list(subscribers)
         self._on_progress = on_progress
         self._mcp_start_timeout = mcp_start_timeout
+        self._clock = clock
         self._retry = retry
         self._locks: dict[str, anyio.Lock] = {}
         self._running: set[Turn] = set()
@@ -218,10 +221,11 @@ class Agent(anyio.AsyncContextManagerMixin):
         envelopes = await anyio.to_thread.run_sync(store.conversation, conversation_id)
         return conversation_turns(envelopes)
 
-    async def run(self, request: str, *, conversation: Conversation | str | None = None
-                  ) -> TurnResult:
+    async def run(self, request: str, *, conversation: Conversation | str | None = None,
+                  turn_id: str | None = None) -> TurnResult:
         """Run one turn. Raises `RecordingFailed` if the record could not be written: a turn
-        that is not recorded is never reported as a success."""
+        that is not recorded is never reported as a success. `turn_id` names the turn (a new id
+        by default); a turn id the store already holds is refused by the store's sequence guard."""
         bus, tools, live = self._require(self._bus), self._require(self._tools), self._live
         assert live is not None
         if isinstance(conversation, Conversation):
@@ -241,7 +245,7 @@ class Agent(anyio.AsyncContextManagerMixin):
             if self._on_progress is not None:
                 model = ProgressModel(live, self._on_progress)
                 port = ProgressTools(tools, self._on_progress)
-            turn = Turn(spec, model, port, publish=bus.publish)
+            turn = Turn(spec, model, port, publish=bus.publish, turn_id=turn_id, clock=self._clock)
             self._running.add(turn)
             try:
                 outcome = await turn.run()

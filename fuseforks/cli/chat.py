@@ -8,7 +8,11 @@ prompt it only reminds how to leave. Ctrl-D (or /quit) ends the session with exi
 
 from __future__ import annotations
 
+import contextlib
 import signal
+
+with contextlib.suppress(ImportError):  # line editing and history at the prompt, where available
+    import readline  # noqa: F401
 
 import anyio
 import click
@@ -18,7 +22,13 @@ from fuseforks.bus.bus import Batch
 from fuseforks.cli.options import agent_options, build_agent_kwargs
 from fuseforks.core.media import format_name
 from fuseforks.core.texts import texts
-from fuseforks.events.types import ImageMeta, ImagesNormalized, ToolResultRecorded, TurnStarted
+from fuseforks.events.types import (
+    ImageMeta,
+    ImagesNormalized,
+    ToolResultRecorded,
+    TurnEnded,
+    TurnStarted,
+)
 from fuseforks.projections.log import LogState, evolve_log
 
 HELP = """commands: /new (a new conversation), /turns (this conversation's turns),
@@ -34,6 +44,12 @@ class ChatView:
         self._state = LogState()
         self._images: dict[str, list[ImageMeta]] = {}
         self._language = "en"
+        self._ended: dict[str, anyio.Event] = {}
+
+    async def shown(self, turn_id: str) -> None:
+        """Wait until the turn's last line is on the screen (the answer comes after it)."""
+        await self._ended.setdefault(turn_id, anyio.Event()).wait()
+        del self._ended[turn_id]
 
     async def handle(self, batch: Batch) -> None:
         for envelope in batch:
@@ -50,6 +66,8 @@ class ChatView:
                 shown = texts(self._language).display_line(
                     [(format_name(m.media_type), m.size) for m in self._images[event.call_id]])
                 click.echo(f"  {shown}")
+            if isinstance(event, TurnEnded):
+                self._ended.setdefault(envelope.turn_id, anyio.Event()).set()
 
 
 def _usage_line(result: TurnResult) -> str:
@@ -65,7 +83,7 @@ async def _read(prompt: str) -> str | None:
         return None
 
 
-async def _session(agent: Agent, conversation: Conversation) -> None:
+async def _session(agent: Agent, conversation: Conversation, view: ChatView) -> None:
     last: TurnResult | None = None
     running = False
 
@@ -108,6 +126,8 @@ async def _session(agent: Agent, conversation: Conversation) -> None:
                 last = await conversation.run(text)
             finally:
                 running = False
+            with anyio.move_on_after(5):
+                await view.shown(last.turn_id)
             if last.answer:
                 click.echo(last.answer)
             if last.error:
@@ -116,7 +136,12 @@ async def _session(agent: Agent, conversation: Conversation) -> None:
         group.cancel_scope.cancel()
 
 
-@click.command()
+@click.command(epilog="""\b
+Example:
+  ANTHROPIC_API_KEY=... fuseforks chat --wire anthropic --model claude-sonnet-5-5 \\
+      --mcp-config mcp.json
+
+At the prompt: /new, /turns, /audit, /quit; Ctrl-C stops a turn, Ctrl-D ends the session.""")
 @agent_options
 @click.option("--conversation", "conversation_id", default=None,
               help="Continue this conversation (default: a new one).")
@@ -125,10 +150,11 @@ def chat(conversation_id: str | None, **options: object) -> None:
     kwargs = build_agent_kwargs(options)
 
     async def main() -> None:
-        async with Agent(subscribers=[ChatView()], **kwargs) as agent:
+        view = ChatView()
+        async with Agent(subscribers=[view], **kwargs) as agent:
             for server, reason in agent.start_faults.items():
                 click.echo(f"MCP server {server} did not start: {reason}", err=True)
-            await _session(agent, agent.conversation(conversation_id))
+            await _session(agent, agent.conversation(conversation_id), view)
 
     anyio.run(main)
 

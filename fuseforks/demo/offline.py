@@ -2,34 +2,31 @@
 
 The provider simulator runs as its own process on a loopback port and the demo camera as an MCP
 server over stdio — the same sockets, pipes and SDKs a live turn uses, with nothing leaving the
-machine. Every turn is recorded through the bus into the SQLite store and `fuseforks.log`.
+machine. Every turn is an `Agent` turn, recorded into the SQLite store and `fuseforks.log`.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
 import msgspec
 
-from fuseforks.bus.bus import Bus
-from fuseforks.bus.subscribers import LogWriter, StoreWriter
+from fuseforks.agent import Agent, TurnResult
 from fuseforks.core.leash import leashed
 from fuseforks.core.names import Language
 from fuseforks.demo.camera import frame_colours
 from fuseforks.demo.scenarios import DEMO_SCENARIOS, REQUEST, Scenario
-from fuseforks.engine.turn import Turn, TurnOutcome, TurnSpec
-from fuseforks.events.types import RequestSent, ResponseReceived, ToolResultRecorded
-from fuseforks.live import HubTools, LiveModel
+from fuseforks.events.codec import Envelope
+from fuseforks.events.types import RequestSent, ResponseReceived, ToolResultRecorded, TurnStarted
 from fuseforks.mcp import StdioServer, ToolHub
-from fuseforks.projections import LogState, evolve_log, fold
 from fuseforks.projections.display import tool_displays
+from fuseforks.projections.log import turn_log
 from fuseforks.stores.sqlite import SqliteStore
-from fuseforks.wires.base import Endpoint
 from fuseforks.wires.http import RetryPolicy
 
 CAMERA_SERVER = "nik"
@@ -39,7 +36,7 @@ DEMO_KEY = "sk-fuseforks-demo-offline"
 
 class ScenarioOutcome(msgspec.Struct, frozen=True, kw_only=True):
     scenario: Scenario
-    result: TurnOutcome
+    result: TurnResult
     placement: str
     images_sent: int
     log_lines: list[str]
@@ -48,8 +45,8 @@ class ScenarioOutcome(msgspec.Struct, frozen=True, kw_only=True):
     """What the camera's frame really shows (from its `seq` and the documented palette)."""
 
 
-def camera_truth(result: TurnOutcome) -> str:
-    for envelope in result.history:
+def camera_truth(events: Sequence[Envelope]) -> str:
+    for envelope in events:
         event = envelope.event
         if isinstance(event, ToolResultRecorded) and event.name == CAMERA_TOOL:
             seq = msgspec.json.decode(event.body.split("\n")[0]).get("seq")
@@ -88,10 +85,10 @@ def simulator_process(record_dir: Path | None) -> Iterator[str]:
                 stream.close()
 
 
-def images_delivered(result: TurnOutcome) -> int:
+def images_delivered(events: Sequence[Envelope]) -> int:
     """The most tool images on one request that the provider answered (a refused one not counted)."""
     most, pending = 0, 0
-    for envelope in result.history:
+    for envelope in events:
         event = envelope.event
         if isinstance(event, RequestSent):
             pending = len(event.images)
@@ -104,36 +101,34 @@ async def run_scenarios(db_path: Path, log_path: Path, record_dir: Path | None =
                         language: Language = "en",
                         scenarios: tuple[Scenario, ...] = DEMO_SCENARIOS,
                         api_key: str = DEMO_KEY) -> list[ScenarioOutcome]:
+    """Each scenario is one `Agent` turn; the camera and the store are shared by all of them."""
     from fuseforks.simulator import WIRE_PREFIXES
 
     outcomes = []
     camera = StdioServer(name=CAMERA_SERVER, command=sys.executable,
                          args=["-m", "fuseforks.demo.camera"])
     with simulator_process(record_dir) as base_url, SqliteStore(db_path) as store:
-        log_writer = LogWriter.to_file(log_path)
-        async with ToolHub([camera]) as hub, Bus([log_writer], required=[StoreWriter(store)]) as bus:
-            tools = HubTools(hub)
+        async with ToolHub([camera]) as hub:
             for scenario in scenarios:
-                endpoint = Endpoint(base_url=base_url + WIRE_PREFIXES[scenario.wire],
-                                    api_key=api_key)
-                model = LiveModel(scenario.wire, scenario.model, endpoint,
-                                  policy=RetryPolicy(base_delay=0.05, max_delay=0.2))
-                try:
-                    spec = TurnSpec(agent="demo", request=REQUEST[language], language=language)
-                    result = await Turn(spec, model, tools, publish=bus.publish).run()
-                finally:
-                    await model.aclose()
-                sent = [e.event for e in result.history if isinstance(e.event, RequestSent)]
+                async with Agent(
+                    wire=scenario.wire, model=scenario.model, api_key=api_key,
+                    base_url=base_url + WIRE_PREFIXES[scenario.wire], tools=hub, db=store,
+                    log=log_path, language=language, name="demo",
+                    retry=RetryPolicy(base_delay=0.05, max_delay=0.2),
+                ) as agent:
+                    result = await agent.run(REQUEST[language])
+                sent = [e.event for e in result.events if isinstance(e.event, RequestSent)]
                 placements = {d.placement for r in sent for d in r.images}
+                started = result.events[0].event
+                assert isinstance(started, TurnStarted)
                 outcomes.append(ScenarioOutcome(
                     scenario=scenario, result=result,
-                    placement=placements.pop() if len(placements) == 1 else model.placement,
-                    images_sent=images_delivered(result),
-                    log_lines=list(fold(evolve_log, LogState(), result.history).lines),
-                    displays=[d.text for d in tool_displays(result.history)],
-                    truth=camera_truth(result),
+                    placement=placements.pop() if len(placements) == 1 else started.placement,
+                    images_sent=images_delivered(result.events),
+                    log_lines=turn_log(result.events),
+                    displays=[d.text for d in tool_displays(result.events)],
+                    truth=camera_truth(result.events),
                 ))
-        log_writer.close()
     return outcomes
 
 

@@ -10,13 +10,12 @@ from typing import Any
 
 import msgspec
 
-from fuseforks.engine.turn import Turn, TurnOutcome, TurnSpec
+from fuseforks.agent import Agent, TurnResult
 from fuseforks.events.types import TurnEvent
-from fuseforks.live import HubTools, LiveModel
 from fuseforks.mcp import StdioServer, ToolHub
-from fuseforks.projections import LogState, evolve_log, fold
+from fuseforks.projections.log import turn_log
 from fuseforks.simulator import Script, Simulator, run_simulator
-from fuseforks.wires.base import Endpoint
+from fuseforks.stores.memory import MemoryStore
 from fuseforks.wires.http import RetryPolicy
 
 RIG = Path(__file__).parent / "servers" / "rig.py"
@@ -24,32 +23,30 @@ FAST = RetryPolicy(base_delay=0.01, max_delay=0.02)
 
 
 @asynccontextmanager
-async def rig(script: Script) -> AsyncIterator[tuple[Simulator, HubTools]]:
+async def rig(script: Script) -> AsyncIterator[tuple[Simulator, ToolHub]]:
     server = StdioServer(name="rig", command=sys.executable, args=[str(RIG)])
     async with run_simulator(script=script) as simulator, ToolHub([server]) as hub:
-        yield simulator, HubTools(hub)
+        yield simulator, hub
 
 
-async def run_turn(simulator: Simulator, tools: HubTools, wire: str, model: str, *,
+async def run_turn(simulator: Simulator, tools: ToolHub, wire: str, model: str, *,
                    language: str = "en", max_rounds: int = 8, image_cap: int = 20,
-                   agent: str = "a1") -> TurnOutcome:
-    live = LiveModel(wire, model, Endpoint(base_url=simulator.base_urls[wire], api_key="sk-test"),
-                     policy=FAST)
-    try:
-        spec = TurnSpec(agent=agent, request="Look at the camera.", language=language,
-                        max_rounds=max_rounds, image_cap=image_cap)
-        return await Turn(spec, live, tools).run()
-    finally:
-        await live.aclose()
+                   agent: str = "a1", request: str = "Look at the camera.") -> TurnResult:
+    """One turn through the library's `Agent`, the way a program runs one."""
+    async with Agent(wire=wire, model=model, base_url=simulator.base_urls[wire],
+                     api_key="sk-test", tools=tools, db=MemoryStore(), log=None,
+                     language=language, max_rounds=max_rounds, image_cap=image_cap, name=agent,
+                     retry=FAST) as runner:
+        return await runner.run(request)
 
 
-def events(result: TurnOutcome, kind: type | None = None) -> list[Any]:
-    found: list[TurnEvent] = [e.event for e in result.history]
+def events(result: TurnResult, kind: type | None = None) -> list[Any]:
+    found: list[TurnEvent] = [e.event for e in result.events]
     return [e for e in found if kind is None or isinstance(e, kind)]
 
 
-def log_lines(result: TurnOutcome) -> list[str]:
-    return list(fold(evolve_log, LogState(), result.history).lines)
+def log_lines(result: TurnResult) -> list[str]:
+    return turn_log(result.events)
 
 
 def bodies(simulator: Simulator) -> list[dict[str, Any]]:

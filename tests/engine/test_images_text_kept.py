@@ -7,13 +7,10 @@ from __future__ import annotations
 import base64
 import sys
 
-from fuseforks.engine.turn import Turn, TurnSpec
 from fuseforks.events.types import ToolResultRecorded, TurnStarted
-from fuseforks.live import HubTools, LiveModel
 from fuseforks.mcp import StdioServer, ToolHub
 from fuseforks.simulator import Script, run_simulator
-from fuseforks.wires.base import Endpoint
-from tests.engine.rig import FAST, bodies, events
+from tests.engine.rig import bodies, events, run_turn
 from tests.mcp.conftest import SERVERS
 from tests.mcp.servers import pictures
 
@@ -23,13 +20,7 @@ REQUEST = f"Check the firmware image against its SHA-512 checksum {pictures.CHEC
 
 async def turn_with(tool: str, request: str) -> tuple[object, list[dict]]:
     async with run_simulator(script=Script(call_tools=(tool,))) as sim, ToolHub([CONTENT]) as hub:
-        live = LiveModel("anthropic", "claude-sonnet-5-5",
-                         Endpoint(base_url=sim.base_urls["anthropic"], api_key="sk-test"),
-                         policy=FAST)
-        try:
-            result = await Turn(TurnSpec(agent="a1", request=request), live, HubTools(hub)).run()
-        finally:
-            await live.aclose()
+        result = await run_turn(sim, hub, "anthropic", "claude-sonnet-5-5", request=request)
         return result, bodies(sim)
 
 

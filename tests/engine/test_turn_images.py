@@ -53,7 +53,7 @@ async def test_text_only_tool_is_unchanged() -> None:
 async def test_400_strips_resends_once_and_later_rounds_attach_no_images() -> None:
     async with rig(Script(call_tools=("rig__frame",), rounds=2)) as (sim, tools):
         result = await run_turn(sim, tools, "perplexity-responses", REFUSER)
-    kinds = [type(e.event).__name__ for e in result.history]
+    kinds = [type(e.event).__name__ for e in result.events]
     assert kinds.count("RequestRefused") == 1
     assert kinds.count("ImagesStripped") == 1
     (stripped,) = events(result, ImagesStripped)
