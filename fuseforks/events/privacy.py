@@ -574,8 +574,27 @@ def _strings(value: object) -> Iterator[str]:
             yield from _strings(item)
 
 
+_QUICK_RUN_CHARS = 16
+"""The first line of any media piece is at least this long (base64 is wrapped at 64 or 76)."""
+_QUICK_RUN = re.compile(rf"[A-Za-z0-9+/_=-]{{{_QUICK_RUN_CHARS},}}")
+_HEX = re.compile(r"[0-9a-f]+")
+"""Digests: no signature's spelling is lowercase hex (each has an upper-case letter or a symbol
+within its first characters), so a hex run needs no closer look."""
+
+
 def find_pixel_leak(body: bytes) -> str | None:
-    """The first piece of media in any string of an encoded event (JSON), in words, or None."""
+    """The first piece of media in any string of an encoded event (JSON), in words, or None.
+
+    Every event is checked when it is sealed and again when a store takes it, so the common case
+    is fast: JSON writes base64 characters as they are, so when no run of `_QUICK_RUN_CHARS`
+    base64 characters in the whole JSON holds a signature's spelling (hex digests never do) and
+    nothing is long enough to be a blob, there is no media, without looking at each string."""
+    raw = body.decode("utf-8", "replace")
+    if len(raw) < BLOB_RUN_CHARS and not any(
+        _CANDIDATE.search(raw, run.start(), run.end())
+        for run in _QUICK_RUN.finditer(raw) if not _HEX.fullmatch(run.group())
+    ):
+        return None
     try:
         document = msgspec.json.decode(body)
     except msgspec.DecodeError:

@@ -11,9 +11,12 @@ from __future__ import annotations
 from fuseforks.projections.audit import AuditFilter, DeliveryRow, OriginRow
 
 SCHEMA = [
+    # One row per (digest, role, turn): the turns to look in, and the first event there. A request
+    # re-sends the turn's images every round, so a row per request would write one index page per
+    # image per round; the audit reads the few matching turns' events instead.
     """CREATE TABLE IF NOT EXISTS image_index (
         digest TEXT NOT NULL, turn_id TEXT NOT NULL, seq INTEGER NOT NULL, role TEXT NOT NULL,
-        PRIMARY KEY (digest, role, turn_id, seq)) WITHOUT ROWID, STRICT""",
+        PRIMARY KEY (digest, role, turn_id)) WITHOUT ROWID, STRICT""",
     """CREATE TRIGGER IF NOT EXISTS image_index_deliveries AFTER INSERT ON events
         WHEN NEW.kind = 'RequestSent' BEGIN
         INSERT OR IGNORE INTO image_index(digest, turn_id, seq, role)
@@ -80,6 +83,9 @@ SCHEMA = [
         WHERE e.kind = 'RequestSent'""",
 ]
 
+DERIVED = ("image_index_deliveries", "image_index_origins")
+"""Triggers dropped with the index table when the store layout is upgraded (all derived data)."""
+
 VIEWS = ("tool_calls", "image_origins", "image_deliveries")
 """Dropped and created again when the store layout is upgraded (views hold no data)."""
 
@@ -98,8 +104,8 @@ _DELIVERY_COLUMNS = ", ".join(
 
 def origins_by_digest(digest: str) -> tuple[str, list[str]]:
     return (
-        f"SELECT {_ORIGIN_COLUMNS} FROM image_origins WHERE digest = ? AND (turn_id, seq) IN "
-        "(SELECT turn_id, seq FROM image_index WHERE digest = ? AND role = 'origin') "
+        f"SELECT {_ORIGIN_COLUMNS} FROM image_origins WHERE digest = ? AND turn_id IN "
+        "(SELECT turn_id FROM image_index WHERE digest = ? AND role = 'origin') "
         "ORDER BY at, turn_id, seq",
         [digest, digest],
     )
@@ -110,8 +116,8 @@ def deliveries_where(where: AuditFilter) -> tuple[str, list[str]]:
     UTC instants to the millisecond (`strftime` reads offsets), not as strings."""
     clauses, params = [], []
     if where.digest is not None:
-        clauses.append("digest = ? AND (turn_id, request_seq) IN (SELECT turn_id, seq FROM "
-                       "image_index WHERE digest = ? AND role = 'delivery')")
+        clauses.append("digest = ? AND turn_id IN (SELECT turn_id FROM image_index "
+                       "WHERE digest = ? AND role = 'delivery')")
         params += [where.digest, where.digest]
     for column, value in (("wire", where.wire), ("model", where.model), ("tool", where.tool)):
         if value is not None:

@@ -57,10 +57,11 @@ from fuseforks.projections.audit import (
 from fuseforks.stores import audit_sql
 from fuseforks.stores.store import TurnInfo, check_continuation
 
-STORE_VERSION = 4
+STORE_VERSION = 3
 """Version of the table layout (not of the events, which carry their own version).
 1: events only. 2: adds the image index (kept by triggers) and the audit views. 3: the views read
-events of both event versions 1 and 2. 4: an index of turns by conversation. An older store is upgraded in place when opened for writing:
+events of both event versions 1 and 2 and say how each turn ended; the image index holds one row
+per image and turn; an index of turns by conversation. An older store is upgraded in place when opened for writing:
 views are created again, the index backfilled from the events; no event is rewritten. Opened
 read-only, it is read as it is."""
 
@@ -217,6 +218,9 @@ class SqliteStore:
         with self.db.atomic():
             for view in audit_sql.VIEWS:
                 self.db.execute(f"DROP VIEW IF EXISTS {view}")
+            for trigger in audit_sql.DERIVED:
+                self.db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+            self.db.execute("DROP TABLE IF EXISTS image_index")
             for statement in audit_sql.SCHEMA:
                 self.db.execute(statement)
             self.db.execute(audit_sql.BACKFILL)

@@ -389,3 +389,13 @@ def test_a_truncated_image_prefix_is_still_caught_and_a_url_is_not() -> None:
     assert elide_base64(mention) == mention
     assert elide_base64("https://example.com/9j/4AAQ/index") == "https://example.com/9j/4AAQ/index"
     assert elide_base64("see /work/main/tests/mcp/servers") == "see /work/main/tests/mcp/servers"
+
+
+def test_no_signature_spelling_is_lowercase_hex_so_digests_are_skipped_safely() -> None:
+    """The quick path of `find_pixel_leak` skips hex runs; that holds only while no signature's
+    base64 spelling can be written in lowercase hex digits."""
+    import os
+
+    from fuseforks.events import privacy
+
+    assert not any(privacy._CANDIDATE.search(os.urandom(64).hex()) for _ in range(20_000))
