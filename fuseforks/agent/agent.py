@@ -41,7 +41,7 @@ from fuseforks.core.names import (
 )
 from fuseforks.engine.turn import Turn, TurnSpec
 from fuseforks.events.sequencer import Clock
-from fuseforks.events.types import TurnStarted
+from fuseforks.events.types import ServerDown, TurnStarted
 from fuseforks.live.model import LiveModel
 from fuseforks.live.tools import HubTools
 from fuseforks.mcp.config import ServerConfig, load_config, parse_config
@@ -239,7 +239,9 @@ class Agent(anyio.AsyncContextManagerMixin):
             spec = TurnSpec(agent=self.name, request=request, language=self.language,
                             system=self.system, max_rounds=self.max_rounds,
                             image_cap=self.image_cap, conversation_id=conversation_id,
-                            history=exchanges, history_dropped=dropped)
+                            history=exchanges, history_dropped=dropped,
+                            servers_down=[ServerDown(server=s, reason=r)
+                                          for s, r in self.start_faults.items()])
             model: ModelPort = live
             port: ToolPort = tools
             if self._on_progress is not None:

@@ -59,6 +59,24 @@ class ToolResultMessage(msgspec.Struct, frozen=True, kw_only=True, tag="tool", t
     images: list[ImageRef] = msgspec.field(default_factory=list)
     caption: str | None = None
     is_error: bool = False
+    image_offsets: list[int] = msgspec.field(default_factory=list)
+    """Where in `text` each image sat among the server's blocks; empty: no order to keep."""
+
+    def in_order(self) -> list[str | ImageRef] | None:
+        """Text pieces and images in the server's order, or None when there is no order to
+        keep (no images, or no offsets recorded for them)."""
+        if not self.images or len(self.image_offsets) != len(self.images):
+            return None
+        items: list[str | ImageRef] = []
+        start = 0
+        for image, offset in zip(self.images, self.image_offsets, strict=True):
+            if piece := self.text[start:offset].strip("\n"):
+                items.append(piece)
+            items.append(image)
+            start = max(start, offset)
+        if rest := self.text[start:].strip("\n"):
+            items.append(rest)
+        return items
 
 
 Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage

@@ -211,7 +211,8 @@ class ReplayTools:
         drops = [DroppedImage(reason=d.reason, index=d.index, source_format=d.source_format,
                               detail=d.detail) for d in (dropped.drops if dropped else [])]
         return ToolOutput(text=result.body, images=images, dropped=drops,
-                          is_error=not result.ok, fault=result.fault)
+                          is_error=not result.ok, fault=result.fault,
+                          image_offsets=list(result.image_offsets))
 
     def tool_specs(self) -> list[ToolSpecRecord]:
         return self._specs
@@ -252,7 +253,8 @@ def spec_of(started: TurnStarted) -> TurnSpec:
                     system=started.system, max_rounds=started.max_rounds,
                     image_cap=started.image_cap, summary_instruction=started.summary_instruction,
                     conversation_id=started.conversation_id, history=list(started.history),
-                    history_dropped=started.history_dropped)
+                    history_dropped=started.history_dropped,
+                    servers_down=list(started.servers_down))
 
 
 async def redrive(recorded: Sequence[Envelope]) -> list[Envelope]:

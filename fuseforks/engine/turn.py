@@ -62,6 +62,7 @@ from fuseforks.events.types import (
     RequestSent,
     ResponseReceived,
     RoundStarted,
+    ServerDown,
     ToolCalled,
     ToolCallRecord,
     ToolResultRecorded,
@@ -95,6 +96,7 @@ class TurnSpec(msgspec.Struct, frozen=True, kw_only=True):
     conversation_id: str = ""
     history: list[Exchange] = msgspec.field(default_factory=list)
     history_dropped: int = 0
+    servers_down: list[ServerDown] = msgspec.field(default_factory=list)
 
 
 class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -194,6 +196,8 @@ class Turn:
                                                  answer=elide_base64(h.answer))
                          for h in self.spec.history],
                 history_dropped=self.spec.history_dropped,
+                servers_down=[msgspec.structs.replace(d, reason=elide_base64(d.reason))
+                              for d in self.spec.servers_down],
             ))
             outcome: tuple[StopReason, str, str, int] | None = None
             try:
@@ -347,10 +351,15 @@ class Turn:
         if attach:
             for image in output.images:
                 self.vault.hold(image.digest, image.data, image.media_type)
+        body = elide_base64(output.text)
+        # An offset points into the text as the server sent it; if media had to be cut out of
+        # that text, the images go in the wire's own order instead.
+        offsets = output.image_offsets if body == output.text else []
         rec.emit(ToolResultRecorded(
             round=round_, call_id=call.id, name=call.name, ok=not output.is_error,
-            body=elide_base64(output.text), image_digests=[i.digest for i in output.images],
+            body=body, image_digests=[i.digest for i in output.images],
             attached=attach or not output.images, fault=output.fault,
+            image_offsets=list(offsets) if output.images else [],
         ))
 
     def _cap(self, round_: int) -> None:

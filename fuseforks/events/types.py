@@ -92,6 +92,13 @@ class ImageDelivery(msgspec.Struct, frozen=True, kw_only=True):
     placement: Placement
 
 
+class ServerDown(msgspec.Struct, frozen=True, kw_only=True):
+    """A configured MCP server that did not start: its tools were not offered to the model."""
+
+    server: str
+    reason: str
+
+
 class Exchange(msgspec.Struct, frozen=True, kw_only=True):
     """One earlier turn of a conversation as the model sees it again: the request and the final
     answer, text only — no tool call, tool result, image or note from that turn."""
@@ -125,6 +132,8 @@ class TurnStarted(Event, frozen=True, kw_only=True):
     holds them, so it replays without the rest of its conversation."""
     history_dropped: int = 0
     """Earlier exchanges of the conversation left out by the history budget (oldest first)."""
+    servers_down: list[ServerDown] = msgspec.field(default_factory=list)
+    """Configured MCP servers that did not start before the turn, and why."""
 
 
 class RoundStarted(Event, frozen=True, kw_only=True):
@@ -208,6 +217,9 @@ class ToolResultRecorded(Event, frozen=True, kw_only=True):
     image_digests: list[Digest] = msgspec.field(default_factory=list)
     attached: bool = True
     fault: str | None = None
+    image_offsets: list[int] = msgspec.field(default_factory=list)
+    """Where in `body` each image sat among the server's blocks (character offsets); empty: the
+    wire's own order (text, then images, or images first where the provider advises it)."""
 
 
 class ImageCut(msgspec.Struct, frozen=True, kw_only=True):

@@ -19,8 +19,8 @@ Resources:
 
 Order: text parts (text blocks, labels, notes) keep their block order in `text`. Images travel
 apart from the text, so `ToolOutput.image_positions` records, for each kept image, how many text
-parts came before it in the result — what an adapter that can interleave would need to put each
-image back between the right parts.
+parts came before it in the result, and `ToolOutput.image_offsets` where that is in `text` (a
+character offset): the wires whose format can interleave put each image back there.
 """
 
 from __future__ import annotations
@@ -97,8 +97,10 @@ def _assemble(split: _Split, result: ResultImages, is_error: bool, language: Lan
         text = error_text(text, language)
     dropped = {d.index for d in result.dropped}
     positions = [p for index, p in enumerate(split.positions) if index not in dropped]
+    lead = len(error_text("", language)) if is_error else 0
+    offsets = [lead + len("\n".join(split.parts[:p])) if split.parts else 0 for p in positions]
     return ToolOutput(text=text, images=result.kept, dropped=result.dropped, is_error=is_error,
-                      image_positions=positions)
+                      image_positions=positions, image_offsets=offsets)
 
 
 def render_tool_output(

@@ -78,9 +78,14 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
     agent = state.agent_token
     match event:
         # Most events add no line; matching them first keeps the common case to one test.
+        case TurnStarted():
+            return [
+                f"tool server down: agent={agent} server={value(down.server)} "
+                f"reason={value(down.reason)}"
+                for down in event.servers_down
+            ]
         case (
-            TurnStarted()
-            | RoundStarted()
+            RoundStarted()
             | RequestSent()
             | ResponseReceived()
             | ToolCalled()

@@ -73,7 +73,8 @@ def chat_messages(state: TurnState) -> list[Message]:
                 caption = texts(language).carrier_caption(entry.name, len(refs)) if refs else None
                 messages.append(ToolResultMessage(
                     tool_call_id=entry.call_id, name=entry.name, text=tool_text(entry, language),
-                    images=refs, caption=caption, is_error=entry.is_error))
+                    images=refs, caption=caption, is_error=entry.is_error,
+                    image_offsets=list(entry.offsets)))
     return messages
 
 

@@ -58,6 +58,8 @@ class ToolEntry(msgspec.Struct, frozen=True, kw_only=True):
     body: str
     is_error: bool
     images: tuple[str, ...] = ()
+    offsets: tuple[int, ...] = ()
+    """Where in `body` each image sits (server order); empty: the wire's own order."""
     omitted: bool = False
     """Images from earlier rounds were cut by the per-request cap (noted once)."""
     not_sent: bool = False
@@ -132,6 +134,7 @@ def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
                 body=event.body,
                 is_error=not event.ok,
                 images=tuple(event.image_digests) if event.attached else (),
+                offsets=tuple(event.image_offsets) if event.attached else (),
                 not_sent=bool(event.image_digests) and not event.attached,
             )
             return replace(
@@ -144,14 +147,15 @@ def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
         case ImagesCapped():
             cut = {c.call_id: c.keep for c in event.cuts}
             change = {
-                e.call_id: replace(e, images=e.images[: cut[e.call_id]], omitted=True)
+                e.call_id: replace(e, images=e.images[: cut[e.call_id]],
+                                   offsets=e.offsets[: cut[e.call_id]], omitted=True)
                 for e in state.entries
                 if isinstance(e, ToolEntry) and e.call_id in cut
             }
             return replace(state, entries=_replace_tool_entries(state, change))
         case ImagesStripped():
             change = {
-                e.call_id: replace(e, images=(), not_sent=True)
+                e.call_id: replace(e, images=(), offsets=(), not_sent=True)
                 for e in state.entries
                 if isinstance(e, ToolEntry) and e.images
             }

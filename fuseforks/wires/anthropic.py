@@ -16,6 +16,7 @@ from fuseforks.core.canonical import (
     AssistantMessage,
     ChatRequest,
     ChatResponse,
+    ImageRef,
     Message,
     SystemMessage,
     ToolCall,
@@ -37,20 +38,27 @@ PLACEMENT: Placement = "native"  # tests/wires/test_placement.py checks it again
 API_VERSION = "2023-06-01"
 
 
+def _image(image: ImageRef, vault: ImageVault) -> dict[str, Any]:
+    return {
+        "type": "image",
+        "source": {
+            "type": "base64",
+            "media_type": image.media_type,
+            "data": vault.json_base64(image.digest),
+        },
+    }
+
+
 def tool_result_block(message: ToolResultMessage, vault: ImageVault) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
-    if message.images:
-        content: list[dict[str, Any]] = [
-            {
-                "type": "image",
-                "source": {
-                    "type": "base64",
-                    "media_type": image.media_type,
-                    "data": vault.json_base64(image.digest),
-                },
-            }
-            for image in message.images
+    ordered = message.in_order()
+    if ordered is not None:  # the server's order of text and images
+        block["content"] = [
+            {"type": "text", "text": item} if isinstance(item, str) else _image(item, vault)
+            for item in ordered
         ]
+    elif message.images:
+        content: list[dict[str, Any]] = [_image(image, vault) for image in message.images]
         if message.text:
             content.append({"type": "text", "text": message.text})
         block["content"] = content

@@ -39,7 +39,15 @@ from fuseforks.wires.errors import classify_status
 
 def function_call_output(message: ToolResultMessage, vault: ImageVault) -> dict[str, Any]:
     output: str | list[dict[str, Any]] = message.text
-    if message.images:
+    ordered = message.in_order()
+    if ordered is not None:  # the server's order of text and images
+        output = [
+            {"type": "input_text", "text": item} if isinstance(item, str)
+            else {"type": "input_image", "image_url": vault.json_data_url(item.digest,
+                                                                           item.media_type)}
+            for item in ordered
+        ]
+    elif message.images:
         parts: list[dict[str, Any]] = [{"type": "input_text", "text": message.text}] if message.text else []
         parts.extend(
             {"type": "input_image", "image_url": vault.json_data_url(i.digest, i.media_type)}

@@ -173,3 +173,17 @@ async def test_a_loopback_provider_needs_no_key(monkeypatch: pytest.MonkeyPatch)
                   db=MemoryStore(), log=None)
     assert agent.wire == "openai-compat"
 
+
+
+async def test_a_server_that_did_not_start_is_in_the_turns_record(tmp_path: Path) -> None:
+    broken = {"mcpServers": {"cam": {"command": "fuseforks-no-such-camera"}}}
+    async with run_simulator() as sim, Agent(
+        wire="anthropic", model="m", base_url=sim.base_urls["anthropic"], api_key=KEY,
+        mcp=broken, db=MemoryStore(), log=tmp_path / "down.log",
+    ) as agent:
+        result = await agent.run("hello")
+    started = next(e.event for e in result.events if isinstance(e.event, TurnStarted))
+    reason = "server 'cam' could not be started: command not found: 'fuseforks-no-such-camera'"
+    assert [(d.server, d.reason) for d in started.servers_down] == [("cam", reason)]
+    assert (tmp_path / "down.log").read_text().splitlines()[0] == (
+        f'tool server down: agent=agent server=cam reason="{reason}"')

@@ -34,7 +34,7 @@ async def test_image_on_the_tool_result_reaches_the_model_natively() -> None:
         "turn: agent=a1 backend=anthropic model=claude-sonnet-5-5 rounds=2 stop=-",
     ]
     content = bodies(sim)[1]["messages"][2]["content"][0]["content"]
-    assert [block["type"] for block in content] == ["image", "text"]
+    assert [block["type"] for block in content] == ["text", "image"]  # the server's order
 
 
 async def test_text_only_tool_is_unchanged() -> None:

@@ -8,6 +8,7 @@ from tests.events.samples import D1, SAMPLES
 
 def test_the_log_projection_of_every_event_kind() -> None:
     assert fold(evolve_log, LogState(), SAMPLES).lines == (
+        "tool server down: agent=agent_9 server=\"cam 2\" reason=\"command not found: 'cam2'\"",
         "llm retry: agent=agent_9 round=1 attempt=1 status=429 class=rate_limited delay_ms=1500",
         "llm retry stop: agent=agent_9 round=1 attempt=1 status=400 class=client_error "
         "code=invalid_request",
