@@ -3,7 +3,7 @@
 Each scenario runs the real engine against the provider simulator on loopback and a real MCP
 server process, with a fixed clock so that re-recording gives stable files. Beside each stream
 `<name>.jsonl` it writes `<name>.log`, the log lines the stream must replay to. The streams under
-`v0/` and `v1/` were recorded by earlier versions and are never re-recorded: they keep the
+`v0/`, `v1/` and `v2/` were recorded by earlier versions and are never re-recorded: they keep the
 upcasters honest.
 """
 

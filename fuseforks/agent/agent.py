@@ -18,6 +18,7 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -35,19 +36,27 @@ from fuseforks.core.names import (
     DEFAULT_MAX_ROUNDS,
     InterruptCause,
     Language,
+    Placement,
     WireName,
     parse_language,
     parse_wire,
 )
 from fuseforks.engine.turn import Turn, TurnSpec
+from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import Clock
-from fuseforks.events.types import ServerDown, TurnStarted
+from fuseforks.events.types import PlacementLearned, ServerDown, TurnStarted
 from fuseforks.live.model import LiveModel
 from fuseforks.live.tools import HubTools
 from fuseforks.mcp.config import ServerConfig, load_config, parse_config
 from fuseforks.mcp.hub import DEFAULT_START_TIMEOUT, ToolHub
 from fuseforks.ports.model import ModelPort
 from fuseforks.ports.tools import ToolPort
+from fuseforks.projections.capabilities import (
+    DEFAULT_REPROBE_AFTER,
+    Capability,
+    capabilities,
+    start_placement,
+)
 from fuseforks.projections.conversation import (
     ConversationTurn,
     HistoryBudget,
@@ -56,6 +65,7 @@ from fuseforks.projections.conversation import (
 )
 from fuseforks.stores.open import open_store
 from fuseforks.stores.store import EventStore
+from fuseforks.traces.live import TracerProviderLike, live_subscriber
 from fuseforks.wires.base import Endpoint
 from fuseforks.wires.http import RetryPolicy
 from fuseforks.wires.registry import get_wire
@@ -136,6 +146,8 @@ class Agent(anyio.AsyncContextManagerMixin):
         on_progress: Progress | None = None,
         mcp_start_timeout: float = DEFAULT_START_TIMEOUT,
         clock: Clock | None = None,
+        tracer_provider: TracerProviderLike | None = None,
+        reprobe_after: timedelta = DEFAULT_REPROBE_AFTER,
     ) -> None:
         self.wire: WireName = parse_wire(wire)
         self.language: Language = parse_language(language)
@@ -160,7 +172,10 @@ class Agent(anyio.AsyncContextManagerMixin):
         self._on_progress = on_progress
         self._mcp_start_timeout = mcp_start_timeout
         self._clock = clock
+        self.reprobe_after = reprobe_after
+        self._learned: list[Envelope] = []
         self._retry = retry
+        self._tracer_provider = tracer_provider
         self._locks: dict[str, anyio.Lock] = {}
         self._running: set[Turn] = set()
         self._store: EventStore | None = None
@@ -183,11 +198,13 @@ class Agent(anyio.AsyncContextManagerMixin):
     @asynccontextmanager
     async def __asynccontextmanager__(self) -> AsyncIterator[Agent]:
         async with AsyncExitStack() as stack:
+            store: EventStore
             if isinstance(self._db, str | Path):
-                self._store = open_store(self._db)
-                stack.callback(self._store.close)
+                store = open_store(self._db)
+                stack.callback(store.close)
             else:
-                self._store = self._db
+                store = self._db
+            self._store = store
             subscribers: list[Subscriber] = list(self._subscribers)
             if self._log is not None:
                 file_log = LogWriter.to_file(self._log)
@@ -195,6 +212,12 @@ class Agent(anyio.AsyncContextManagerMixin):
                 subscribers.append(file_log)
             if self._on_log_line is not None:
                 subscribers.append(LogWriter(self._on_log_line))
+            # OpenTelemetry spans of each ended turn: for `tracer_provider`, else when the
+            # environment names an OTLP endpoint (fuseforks.traces; nothing otherwise)
+            tracing = live_subscriber(self._tracer_provider)
+            if tracing is not None:
+                stack.push_async_callback(tracing.aclose)  # after the bus: flushes the rest
+                subscribers.append(tracing)
             options: dict[str, Any] = {} if self._retry is None else {"policy": self._retry}
             self._live = LiveModel(self.wire, self.model, self._endpoint, **options)
             stack.push_async_callback(self._live.aclose)
@@ -205,8 +228,9 @@ class Agent(anyio.AsyncContextManagerMixin):
                     on_waiting=self._waiting if self._on_progress else None))
             self.start_faults = dict(hub.start_faults)
             self._tools = HubTools(hub)
+            self._learned = await anyio.to_thread.run_sync(store.of_kinds, ["PlacementLearned"])
             self._bus = await stack.enter_async_context(Bus(
-                subscribers, required=[StoreWriter(self._store)], on_failure=self._on_failure))
+                subscribers, required=[StoreWriter(store)], on_failure=self._on_failure))
             try:
                 yield self
             finally:
@@ -236,7 +260,8 @@ class Agent(anyio.AsyncContextManagerMixin):
         async with lock:
             exchanges, dropped = history(await self.conversation_turns(conversation_id),
                                          self.history_budget)
-            spec = TurnSpec(agent=self.name, request=request, language=self.language,
+            spec = TurnSpec(placement=self._start_placement(live),
+                            agent=self.name, request=request, language=self.language,
                             system=self.system, max_rounds=self.max_rounds,
                             image_cap=self.image_cap, conversation_id=conversation_id,
                             history=exchanges, history_dropped=dropped,
@@ -253,7 +278,21 @@ class Agent(anyio.AsyncContextManagerMixin):
                 outcome = await turn.run()
             finally:
                 self._running.discard(turn)
+                self._learned += [e for e in turn.recorder.history
+                                  if isinstance(e.event, PlacementLearned)]
         return turn_result(outcome, conversation_id)
+
+    def _start_placement(self, live: LiveModel) -> Placement:
+        """The placement the record says works for this model (see `start_placement`)."""
+        now = (datetime.fromisoformat(self._clock.now().replace("Z", "+00:00"))
+               if self._clock is not None else datetime.now(UTC))
+        return start_placement(capabilities(self._learned), wire=self.wire, model=self.model,
+                               endpoint_host=live.endpoint_host, own=live.placement, now=now,
+                               reprobe_after=self.reprobe_after)
+
+    def capabilities(self) -> list[Capability]:
+        """What this agent's record knows about where models take tool images."""
+        return capabilities(self._learned)
 
     def _waiting(self, server: str, seconds: float) -> None:
         assert self._on_progress is not None

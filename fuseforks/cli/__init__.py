@@ -30,8 +30,11 @@ class Entry(NamedTuple):
 COMMANDS: dict[str, Entry] = {
     "audit": Entry("fuseforks.cli.audit:audit",
                    "Which tool images went to which provider, from which tool."),
+    "capabilities": Entry("fuseforks.cli.capabilities:capabilities_command",
+                          "Show where each model took tool images, learned from recorded turns."),
     "chat": Entry("fuseforks.cli.chat:chat",
                   "Talk to an agent in this terminal: one conversation, turn after turn."),
+    "copy": Entry("fuseforks.cli.transfer:copy", "Copy the turns of one store into another."),
     "demo": Entry("fuseforks.cli.demo:demo",
                   "Run the offline demo: seven wires and an image-refusing model."),
     "export": Entry("fuseforks.cli.transfer:export",

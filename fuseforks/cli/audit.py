@@ -6,13 +6,12 @@ import csv
 import io
 import re
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import click
 import msgspec
 
-from fuseforks.cli.sources import open_source
+from fuseforks.cli.sources import SOURCE, Location, open_source
 from fuseforks.core.names import WIRE_NAMES
 from fuseforks.projections.audit import AuditFilter, AuditRows, DeliveryRow, since_key
 
@@ -90,7 +89,7 @@ def print_text(rows: AuditRows) -> None:
 Examples:
   fuseforks audit fuseforks.db --digest 3fa2 --since 2h
   fuseforks audit fuseforks.db --provider openai-compat --csv""")
-@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("source", type=SOURCE)
 @click.option("--digest", type=DigestPrefix(), default=None,
               help="Only this image: its SHA-256 as sent, or a unique prefix of 4 hex characters "
                    "or more, in any case; also shows the tool that produced it.")
@@ -108,7 +107,7 @@ Examples:
               help="Print origins and deliveries as one JSON object.")
 @click.option("--csv", "as_csv_flag", is_flag=True,
               help="Print the deliveries as CSV with a header row.")
-def audit(source: Path, digest: str | None, wire: str | None, model: str | None,
+def audit(source: Location, digest: str | None, wire: str | None, model: str | None,
           tool: str | None, since: str | None, as_json: bool, as_csv_flag: bool) -> None:
     """Which tool images went to which provider, from which tool.
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from fuseforks.cli.sources import check_file_target, check_store_target
+from fuseforks.cli.sources import STORE, Location, check_file_target, check_store_target
 from fuseforks.core.errors import FuseforksError
 from fuseforks.core.names import LANGUAGES, Language
 
@@ -42,9 +42,11 @@ def print_table(outcomes: list[ScenarioOutcome]) -> None:
 @click.command(epilog="""\b
 Example:
   fuseforks demo --language ja --db /tmp/demo.db --log /tmp/demo.log""")
-@click.option("--db", "db_path", default="fuseforks.db", show_default=True,
-              type=click.Path(dir_okay=False, path_type=Path),
-              help="The store the demo turns are recorded into (created if missing).")
+@click.option("--db", "db_path", default="fuseforks.db", show_default=True, type=STORE,
+              envvar="FUSEFORKS_DB",
+              help="The store the demo turns are recorded into: an SQLite file (created if "
+                   "missing) or a PostgreSQL URL; the FUSEFORKS_DB environment variable sets it "
+                   "too.")
 @click.option("--log", "log_path", default="fuseforks.log", show_default=True,
               type=click.Path(dir_okay=False, path_type=Path),
               help="The log file the demo turns' lines are appended to.")
@@ -53,7 +55,7 @@ Example:
               help="Have the simulator write every request body it receives to DIR.")
 @click.option("--language", type=click.Choice(LANGUAGES), default="en", show_default=True,
               help="The language of every sentence fuseforks adds for the model.")
-def demo(db_path: Path, log_path: Path, record_dir: Path | None, language: Language) -> None:
+def demo(db_path: Location, log_path: Path, record_dir: Path | None, language: Language) -> None:
     """Run the offline demo: seven wires and an image-refusing model.
 
     Starts the provider simulator (a local process on 127.0.0.1) and the demo camera (an MCP

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from fuseforks.cli.sources import load_turns
+from fuseforks.cli.sources import SOURCE, Location, load_turns
 from fuseforks.projections.log import turn_log
 
 
 @click.command(epilog="""\b
 Example:
   fuseforks log fuseforks.db --turn 3f2a""")
-@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("source", type=SOURCE)
 @click.option("--turn", "turn_id", default=None,
               help="Only this turn: its id or a unique prefix of it.")
-def log(source: Path, turn_id: str | None) -> None:
+def log(source: Location, turn_id: str | None) -> None:
     """Print the log lines of recorded turns.
 
     The lines `fuseforks.log` holds for every turn in SOURCE (a store or a JSON Lines stream),

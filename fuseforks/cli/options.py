@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
-from fuseforks.cli.sources import check_file_target, check_store_target
+from fuseforks.cli.sources import STORE, check_file_target, check_store_target
 from fuseforks.core.names import (
     DEFAULT_IMAGE_CAP,
     DEFAULT_MAX_ROUNDS,
@@ -18,6 +18,7 @@ from fuseforks.core.names import (
     WireName,
 )
 from fuseforks.mcp.hub import DEFAULT_START_TIMEOUT
+from fuseforks.stores.postgres_sql import DatabaseUrl
 from fuseforks.wires.registry import get_wire
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -37,8 +38,11 @@ _OPTIONS = [
     click.option("--language", type=click.Choice(LANGUAGES), default="en", show_default=True,
                  help="The language of every sentence fuseforks adds for the model."),
     click.option("--system", default="", help="The system prompt."),
-    click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default="fuseforks.db",
-                 show_default=True, help="The store turns are recorded into (created if missing)."),
+    click.option("--db", type=STORE, default="fuseforks.db", show_default=True,
+                 envvar="FUSEFORKS_DB",
+                 help="The store turns are recorded into: an SQLite file (created if missing) or "
+                      "a PostgreSQL URL (postgresql://user:password@host/database); the "
+                      "FUSEFORKS_DB environment variable sets it too."),
     click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path),
                  default="fuseforks.log", show_default=True,
                  help="The log file the turns' lines are appended to."),
@@ -61,12 +65,14 @@ def build_agent_kwargs(options: dict[str, Any]) -> dict[str, Any]:
     """`Agent` keyword arguments from the shared options, after checking what can be checked
     before anything starts: the key, the store and the log file."""
     check_key(options["wire"], options["base_url"])
-    check_store_target(options["db"])
+    db = options["db"]
+    check_store_target(db)
     check_file_target(options["log_file"], "log")
     return {
         "wire": options["wire"], "model": options["model"], "base_url": options["base_url"],
         "mcp": options["mcp_config"], "mcp_start_timeout": options["mcp_start_timeout"],
-        "language": options["language"], "system": options["system"], "db": options["db"],
+        "language": options["language"], "system": options["system"],
+        "db": db.url if isinstance(db, DatabaseUrl) else db,
         "log": options["log_file"], "name": options["agent"],
         "max_rounds": options["max_rounds"], "image_cap": options["image_cap"],
     }

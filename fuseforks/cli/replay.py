@@ -4,14 +4,13 @@ engine (nothing re-executed: no network, no MCP server)."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import anyio
 import click
 import msgspec
 
-from fuseforks.cli.sources import open_source
+from fuseforks.cli.sources import SOURCE, Location, open_source
 from fuseforks.engine.replay import redrive, verify
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import ResponseReceived, TurnEnded, TurnStarted
@@ -159,8 +158,9 @@ def _short(event: dict[str, Any] | None) -> str:
 @click.command(epilog="""\b
 Examples:
   fuseforks replay fuseforks.db --verify
-  fuseforks replay replays/cap-at-20.jsonl --turn cap --json""")
-@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+  fuseforks replay replays/cap-at-20.jsonl --turn cap --json
+  OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 fuseforks replay fuseforks.db --otlp""")
+@click.argument("source", type=SOURCE)
 @click.option("--turn", "turn_id", default=None,
               help="Only this turn: its id or a unique prefix of it.")
 @click.option("--verify", "check_engine", is_flag=True,
@@ -168,7 +168,12 @@ Examples:
                    "outputs (no network, no MCP server) and compare the events it emits; exit 1 "
                    "at the first divergence.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON list, one object per turn.")
-def replay(source: Path, turn_id: str | None, check_engine: bool, as_json: bool) -> None:
+@click.option("--otlp", "to_otlp", is_flag=True,
+              help="Instead, send each turn's OpenTelemetry spans to the OTLP/HTTP endpoint of "
+                   "the environment (OTEL_EXPORTER_OTLP_ENDPOINT, default "
+                   "http://localhost:4318), one line per turn sent; needs fuseforks[otel].")
+def replay(source: Location, turn_id: str | None, check_engine: bool, as_json: bool,
+           to_otlp: bool) -> None:
     """Show recorded turns; --verify re-drives today's engine on them.
 
     For every turn in SOURCE (a store or a JSON Lines stream): its answer and token usage, each
@@ -176,6 +181,13 @@ def replay(source: Path, turn_id: str | None, check_engine: bool, as_json: bool)
     counts per round, the log lines and the image deliveries."""
     with open_source(source) as opened:
         turns = opened.turns(turn_id)
+    if to_otlp:
+        if check_engine or as_json:
+            raise click.UsageError("--otlp sends the turns' spans; it takes no --verify or --json")
+        if not turns:
+            click.echo(f"no turns in {source}")
+        send_spans(list(turns.values()))
+        return
     reports = []
     for envelopes in turns.values():
         verification = anyio.run(check, envelopes) if check_engine else None
@@ -192,3 +204,29 @@ def replay(source: Path, turn_id: str | None, check_engine: bool, as_json: bool)
         click.echo(f"Error: {len(diverged)} of {len(reports)} turns diverged from today's engine: "
                    + ", ".join(diverged), err=True)
         sys.exit(1)
+
+
+def send_spans(turns: list[list[Envelope]]) -> None:
+    """`--otlp`: one OTLP/HTTP export request per turn (fuseforks.traces), one line each."""
+    from fuseforks.core.errors import FuseforksError
+    from fuseforks.traces.recorded import Sending
+
+    try:
+        sending = Sending()
+    except FuseforksError as error:
+        raise click.ClickException(str(error)) from error
+    refused = []
+    try:
+        for sent in sending.send(turns):
+            if sent.accepted:
+                click.echo(f"sent {sent.turn_id}: {sent.spans} spans, trace {sent.trace_id}, "
+                           f"to {sending.endpoint}")
+            else:
+                refused.append(sent.turn_id)
+                click.echo(f"not sent {sent.turn_id}: {sending.endpoint} did not accept its "
+                           f"{sent.spans} spans")
+    finally:
+        sending.close()
+    if refused:
+        raise click.ClickException(f"{len(refused)} of {len(turns)} turns not sent: "
+                                   + ", ".join(refused))

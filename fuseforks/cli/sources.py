@@ -1,8 +1,10 @@
-"""What the commands share about files: reading turns from what a user points at (a SQLite store,
-opened read-only, or a JSON Lines stream), choosing a turn by a prefix of its id, and checking the
-files a command will write before anything is written.
+"""What the commands share about files: reading turns from what a user points at (a store — an
+SQLite file or a PostgreSQL URL — opened read-only, or a JSON Lines stream), choosing a turn by a
+prefix of its id, and checking the stores and files a command will write before anything is
+written.
 
-Every failure here is a `click.ClickException` of one line that names the file.
+Every failure here is a `click.ClickException` of one line that names the file or the URL (its
+password shown as `***`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,7 +21,12 @@ from fuseforks.core.errors import FuseforksError
 from fuseforks.events.codec import Envelope
 from fuseforks.projections.audit import AuditFilter, AuditRows, audit_rows, digests, select
 from fuseforks.stores.jsonl import group_turns, read_stream
+from fuseforks.stores.open import open_store
+from fuseforks.stores.postgres_sql import DatabaseUrl, is_database_url
 from fuseforks.stores.sqlite import SqliteStore
+
+if TYPE_CHECKING:
+    from fuseforks.stores.postgres import PostgresStore
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _LISTED = 10
@@ -34,15 +42,44 @@ def is_store_file(path: Path) -> bool:
         raise click.ClickException(f"{path}: cannot read it ({error.strerror})") from None
 
 
+Location = Path | DatabaseUrl
+"""A store or stream as the command line gives it: a file, or a PostgreSQL database."""
+
+
+class SourceType(click.ParamType):
+    """A PostgreSQL URL (`postgresql://…`, `postgres://…`), or else a file, checked as
+    `click.Path(exists=exists, dir_okay=False)` checks it (with its messages)."""
+
+    def __init__(self, *, exists: bool = True, name: str = "source") -> None:
+        self.name = name
+        self._path = click.Path(exists=exists, dir_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Location:
+        if isinstance(value, DatabaseUrl):
+            return value
+        if isinstance(value, str) and is_database_url(value):
+            return DatabaseUrl(str(value))
+        converted = self._path.convert(value, param, ctx)
+        assert isinstance(converted, Path)
+        return converted
+
+
+SOURCE = SourceType()
+"""The type of a SOURCE argument: a store (file or URL) or a stream, read without writing."""
+STORE = SourceType(exists=False, name="store")
+"""The type of a store a command writes to: a URL, or a file (created if missing)."""
+
+
 class Source:
     """Recorded turns: a store read through SQL (read-only), or a stream read whole."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Location) -> None:
         self.path = path
-        self.store: SqliteStore | None = None
+        self.store: SqliteStore | PostgresStore | None = None
         self._stream: dict[str, list[Envelope]] = {}
-        if is_store_file(path):
-            self.store = SqliteStore(path, read_only=True)
+        if isinstance(path, DatabaseUrl) or is_store_file(path):
+            self.store = open_store(path, read_only=True)
         else:
             self._stream = group_turns(read_stream(path))
 
@@ -109,7 +146,7 @@ def _listing(names: list[str]) -> str:
 
 
 @contextmanager
-def open_source(path: Path) -> Iterator[Source]:
+def open_source(path: Location) -> Iterator[Source]:
     """A store or stream for reading; anything fuseforks cannot read is a one-line error."""
     try:
         source = Source(path)
@@ -123,7 +160,7 @@ def open_source(path: Path) -> Iterator[Source]:
         raise click.ClickException(f"{path}: cannot read it ({error.strerror})") from error
 
 
-def load_turns(source: Path, turn_id: str | None = None) -> dict[str, list[Envelope]]:
+def load_turns(source: Location, turn_id: str | None = None) -> dict[str, list[Envelope]]:
     """Turns of `source` by id, in stored order (`turn_id`: one turn, by id or unique prefix)."""
     with open_source(source) as opened:
         return opened.turns(turn_id)
@@ -132,12 +169,17 @@ def load_turns(source: Path, turn_id: str | None = None) -> dict[str, list[Envel
 # --- files a command writes: checked before anything is written ---------------------------------
 
 
-def check_store_target(path: Path) -> None:
+def check_store_target(path: Location) -> None:
     """Fail unless a store can be opened for writing at `path`: an existing file must be a
     fuseforks store (or empty) this user can write, beside which SQLite can keep its write-ahead
-    log; a new one needs a writable directory. Nothing is created or changed."""
+    log; a new one needs a writable directory. A database must be reachable and hold a fuseforks
+    store or no table at all. Nothing is created or changed."""
     try:
-        if path.exists():
+        if isinstance(path, DatabaseUrl):
+            from fuseforks.stores.postgres import PostgresStore
+
+            PostgresStore.inspect(path)
+        elif path.exists():
             if path.is_dir():
                 raise click.ClickException(f"{path}: a directory, not a store")
             SqliteStore.inspect(path)

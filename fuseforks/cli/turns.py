@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 import msgspec
 
-from fuseforks.cli.sources import open_source
+from fuseforks.cli.sources import SOURCE, Location, open_source
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import RequestSent, RoundStarted, TurnEnded, TurnStarted
 
@@ -69,9 +67,9 @@ def table(rows: list[TurnRow]) -> list[str]:
 Examples:
   fuseforks turns fuseforks.db
   fuseforks turns exported.jsonl --json""")
-@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("source", type=SOURCE)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON list, one object per turn.")
-def turns(source: Path, as_json: bool) -> None:
+def turns(source: Location, as_json: bool) -> None:
     """List the recorded turns of a store or stream.
 
     One line per turn in SOURCE, oldest first: its id, agent, wire, model, when it started, its

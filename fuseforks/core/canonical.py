@@ -11,6 +11,8 @@ from typing import Any
 
 import msgspec
 
+from fuseforks.core.names import Placement
+
 
 class ImageRef(msgspec.Struct, frozen=True, kw_only=True):
     """An image held by the turn's vault: SHA-256 hex digest of the bytes that will be sent."""
@@ -50,7 +52,8 @@ class ToolResultMessage(msgspec.Struct, frozen=True, kw_only=True, tag="tool", t
     """The output of one tool call.
 
     `caption` is the carrier caption written by the turn layer in the village language; only the
-    wires that use the alternate placement (openai-compat) put it anywhere.
+    alternate placement puts it anywhere (openai-compat always, every wire when the request asks
+    for it).
     """
 
     tool_call_id: str
@@ -93,11 +96,30 @@ class ChatRequest(msgspec.Struct, frozen=True, kw_only=True):
     messages: list[Message]
     tools: list[ToolSpec] = msgspec.field(default_factory=list)
     system: str | None = None
-    max_tokens: int = 4096
+    max_tokens: int | None = None
+    """The output-token limit; None: the wire's own rule (Anthropic, which requires one, sends
+    its default; the others send none). Which parameter carries it is wire data
+    (`Wire.parameters`)."""
     temperature: float | None = None
+    placement: Placement | None = None
+    """Where tool images go; None: the wire's own placement (`Wire.placement`). "alternate":
+    each tool result carries its text only, and one user-role message right after the run of tool
+    results carries, per result with images, its caption then its images — on every wire."""
 
 
 class Usage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Token counts of one response, meaning the same on every wire.
+
+    `input_tokens`: every prompt token the provider processed, cached ones included.
+    `cache_read_tokens` (read from a prompt cache) and `cache_write_tokens` (written to it) are
+    parts of `input_tokens`, never in addition to it. `output_tokens`: every generated token,
+    reasoning ("thinking") tokens included. Each wire maps its provider's report to this: Anthropic
+    reports `input_tokens` without `cache_read_input_tokens` and `cache_creation_input_tokens`, so
+    the three are added; OpenAI's `prompt_tokens` and the Responses `input_tokens` include their
+    `cached_tokens`; Gemini's `promptTokenCount` includes `cachedContentTokenCount` (and
+    `toolUsePromptTokenCount` is added), its `thoughtsTokenCount` is added to the output.
+    """
+
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0

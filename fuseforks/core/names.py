@@ -32,6 +32,13 @@ ImagePath = Literal["pass_through", "re_encoded"]
 RequestPurpose = Literal["round", "resend", "summary"]
 FallbackOutcome = Literal["ok", "failed"]
 
+RefusalKind = Literal["image", "placement", "parameter", "other"]
+"""Why a provider refused a request. `image`: the images could not be processed. `placement`:
+images are not accepted where they were put (inside a tool result). `parameter`: a parameter, the
+model or the request's shape. `other`: nothing more specific (an unexplained refusal)."""
+
+LearnedOutcome = Literal["received", "refused"]
+
 StopReason = Literal["answered", "tool_limit", "repeat", "error", "interrupted"]
 """Why a turn ended. `answered`: the model answered without asking for a tool. `interrupted`: a
 signal or the caller stopped it (what was in flight is recorded just before)."""

@@ -26,7 +26,7 @@ from fuseforks.events.types import RequestSent, ResponseReceived, ToolResultReco
 from fuseforks.mcp import StdioServer, ToolHub
 from fuseforks.projections.display import tool_displays
 from fuseforks.projections.log import turn_log
-from fuseforks.stores.sqlite import SqliteStore
+from fuseforks.stores.open import Target, open_store
 from fuseforks.wires.http import RetryPolicy
 
 CAMERA_SERVER = "nik"
@@ -97,7 +97,7 @@ def images_delivered(events: Sequence[Envelope]) -> int:
     return most
 
 
-async def run_scenarios(db_path: Path, log_path: Path, record_dir: Path | None = None,
+async def run_scenarios(db_path: Target, log_path: Path, record_dir: Path | None = None,
                         language: Language = "en",
                         scenarios: tuple[Scenario, ...] = DEMO_SCENARIOS,
                         api_key: str = DEMO_KEY) -> list[ScenarioOutcome]:
@@ -107,7 +107,7 @@ async def run_scenarios(db_path: Path, log_path: Path, record_dir: Path | None =
     outcomes = []
     camera = StdioServer(name=CAMERA_SERVER, command=sys.executable,
                          args=["-m", "fuseforks.demo.camera"])
-    with simulator_process(record_dir) as base_url, SqliteStore(db_path) as store:
+    with simulator_process(record_dir) as base_url, open_store(db_path) as store:
         async with ToolHub([camera]) as hub:
             for scenario in scenarios:
                 async with Agent(
@@ -132,5 +132,5 @@ async def run_scenarios(db_path: Path, log_path: Path, record_dir: Path | None =
     return outcomes
 
 
-def run(db_path: Path, log_path: Path, record_dir: Path | None, language: Language) -> list[ScenarioOutcome]:
+def run(db_path: Target, log_path: Path, record_dir: Path | None, language: Language) -> list[ScenarioOutcome]:
     return anyio.run(run_scenarios, db_path, log_path, record_dir, language)

@@ -151,7 +151,7 @@ class ReplayModel:
             )
         if isinstance(outcome, RequestRefused):
             raise _ReplayedRejection(
-                self._error_text, images_rejected=outcome.images_rejected, wire=self.wire,
+                self._error_text, refusal=outcome.refusal, wire=self.wire,
                 status=outcome.status, error_class="client_error", error_type=outcome.error_type,
                 code=outcome.code, message=outcome.message,
             )
@@ -254,7 +254,8 @@ def spec_of(started: TurnStarted) -> TurnSpec:
                     image_cap=started.image_cap, summary_instruction=started.summary_instruction,
                     conversation_id=started.conversation_id, history=list(started.history),
                     history_dropped=started.history_dropped,
-                    servers_down=list(started.servers_down))
+                    servers_down=list(started.servers_down), placement=started.placement,
+                    learns_placements=started.learns_placements)
 
 
 async def redrive(recorded: Sequence[Envelope]) -> list[Envelope]:

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import anyio
 import msgspec
 
-from fuseforks.core.canonical import ChatResponse, ToolCall
+from fuseforks.core.canonical import ChatResponse, ToolCall, ToolResultMessage
 from fuseforks.core.names import (
     DEFAULT_IMAGE_CAP,
     DEFAULT_MAX_ROUNDS,
@@ -39,6 +39,8 @@ from fuseforks.core.names import (
     InFlight,
     InterruptCause,
     Language,
+    LearnedOutcome,
+    Placement,
     RequestPurpose,
     StopReason,
     parse_language,
@@ -57,6 +59,8 @@ from fuseforks.events.types import (
     ImagesDropped,
     ImagesNormalized,
     ImagesStripped,
+    PlacementChanged,
+    PlacementLearned,
     RepeatDetected,
     RequestRefused,
     RequestSent,
@@ -97,6 +101,10 @@ class TurnSpec(msgspec.Struct, frozen=True, kw_only=True):
     history: list[Exchange] = msgspec.field(default_factory=list)
     history_dropped: int = 0
     servers_down: list[ServerDown] = msgspec.field(default_factory=list)
+    placement: Placement | None = None
+    """Where the turn starts placing tool images; None: the wire's own placement. An agent
+    starts with the placement its record says works for this model."""
+    learns_placements: bool = True
 
 
 class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -113,6 +121,13 @@ class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True):
         from fuseforks.projections.turn_state import evolve_turn
 
         return fold(evolve_turn, TurnState(), self.history)
+
+
+def _blames_images(error: WireRejected) -> bool:
+    """The refusal is about the tool images, or unexplained (a 400, 413 or 422 that names nothing)
+    for a request that carries them."""
+    return error.refusal in ("image", "placement") or (
+        error.refusal == "other" and error.status in (400, 413, 422))
 
 
 class _Failed(msgspec.Struct, frozen=True):
@@ -187,7 +202,9 @@ class Turn:
                 endpoint_host=self.model.endpoint_host, language=self.spec.language,
                 request=elide_base64(self.spec.request), system=elide_base64(self.spec.system),
                 tools=list(self.tools.tool_specs()), max_rounds=self.spec.max_rounds,
-                image_cap=self.spec.image_cap, placement=self.model.placement,
+                image_cap=self.spec.image_cap,
+                placement=self.spec.placement or self.model.placement,
+                learns_placements=self.spec.learns_placements,
                 summary_instruction=self.spec.summary_instruction
                 if self.spec.summary_instruction is not None
                 else texts(self.spec.language).summary_request(),
@@ -255,34 +272,67 @@ class Turn:
     # --- asking the model, with the one-time image fallback -------------------------------------
 
     async def _ask(self, purpose: RequestPurpose) -> ChatResponse | _Failed:
-        rec = self.recorder
+        """One model call, with the ladder for a refusal of the tool images it carries: first the
+        images move to a user-role message after the tool results (once, from the native
+        placement), then they are stripped and the request is resent once. A refusal of the
+        images themselves (the provider could not read them) skips the first step: moving them
+        would not help. A refusal of a parameter, the model or the request's shape is an ordinary
+        error: the images are not blamed."""
         summary = purpose == "summary"
         carried = deliveries(self.state)
         try:
-            response = await self._send(purpose, summary)
+            return await self._send(purpose, summary)
         except WireRejected as error:
             self._record_rejection(purpose, error)
-            refused_images = error.status == 400 or error.images_rejected
-            if not carried or not refused_images:
+            if not carried or not _blames_images(error):
                 return _Failed(str(error))
-            rec.emit(ImagesStripped(
-                round=self.state.round, model=self.model.model, removed=len(carried),
-                digests=[d.digest for d in carried],
-                call_ids=list(dict.fromkeys(d.call_id for d in carried)),
-            ))
-            try:
-                response = await self._send("resend", summary)
-            except WireError as second:
-                if isinstance(second, WireRejected):
-                    self._record_rejection("resend", second)
-                rec.emit(FallbackSettled(round=self.state.round, model=self.model.model,
-                                         removed=len(carried), outcome="failed"))
-                return _Failed(str(second))
-            rec.emit(FallbackSettled(round=self.state.round, model=self.model.model,
-                                     removed=len(carried), outcome="ok"))
+            refused = error
         except WireError as error:
             return _Failed(str(error))
+        if refused.refusal != "image" and self.state.placement == "native":
+            self._learn("refused")
+            self.recorder.emit(PlacementChanged(round=self.state.round, model=self.model.model,
+                                                placement="alternate"))
+            try:
+                return await self._send("resend", summary)
+            except WireRejected as error:
+                self._record_rejection("resend", error)
+                if not _blames_images(error):
+                    return _Failed(str(error))
+                if error.refusal != "image":
+                    self._learn("refused")
+            except WireError as error:
+                return _Failed(str(error))
+        return await self._strip_and_resend(summary)
+
+    async def _strip_and_resend(self, summary: bool) -> ChatResponse | _Failed:
+        rec = self.recorder
+        carried = deliveries(self.state)
+        rec.emit(ImagesStripped(
+            round=self.state.round, model=self.model.model, removed=len(carried),
+            digests=[d.digest for d in carried],
+            call_ids=list(dict.fromkeys(d.call_id for d in carried)),
+        ))
+        try:
+            response = await self._send("resend", summary)
+        except WireError as second:
+            if isinstance(second, WireRejected):
+                self._record_rejection("resend", second)
+            rec.emit(FallbackSettled(round=self.state.round, model=self.model.model,
+                                     removed=len(carried), outcome="failed"))
+            return _Failed(str(second))
+        rec.emit(FallbackSettled(round=self.state.round, model=self.model.model,
+                                 removed=len(carried), outcome="ok"))
         return response
+
+    def _learn(self, outcome: LearnedOutcome) -> None:
+        """Record, once per turn, what the current placement did for this model."""
+        placement = self.state.placement
+        if not self.limits.learns_placements or (placement, outcome) in self.state.learned:
+            return
+        self.recorder.emit(PlacementLearned(
+            round=self.state.round, wire=self.model.wire, model=self.model.model,
+            endpoint_host=self.model.endpoint_host, placement=placement, outcome=outcome))
 
     async def _send(self, purpose: RequestPurpose, summary: bool) -> ChatResponse:
         rec = self.recorder
@@ -301,6 +351,8 @@ class Turn:
             usage=response.usage,
             stop_reason=response.stop_reason,
         ))
+        if any(isinstance(m, ToolResultMessage) and m.images for m in request.messages):
+            self._learn("received")
         return response
 
     def _record_rejection(self, purpose: RequestPurpose, error: WireRejected) -> None:
@@ -308,6 +360,7 @@ class Turn:
             round=self.state.round, purpose=purpose, status=error.status or 400,
             error_type=error.error_type, code=error.code,
             message=elide_base64(error.message)[:500], images_rejected=error.images_rejected,
+            refusal=error.refusal,
         ))
 
     # --- running the round's tool calls ---------------------------------------------------------

@@ -20,7 +20,7 @@ import msgspec
 from fuseforks.core.errors import NewerSchemaError
 from fuseforks.events.types import TurnEvent
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bump when an event changes in a way msgspec's additive rules cannot absorb; add an upcaster."""
 
 
@@ -208,3 +208,22 @@ def _request_refused_v1(data: dict[str, Any], context: Context) -> dict[str, Any
 @upcaster(1, "AttachmentFallback")
 def _jpeg_resent_v1(data: dict[str, Any], context: Context) -> dict[str, Any]:
     return {**data, "kind": "JpegResent"}
+
+
+# --- upcasters: schema version 2 -> 3 ------------------------------------------------------------
+# Version 3 says what a refusal was about (`RequestRefused.refusal`) and moves tool images to the
+# alternate placement before it strips them. A version-2 engine stripped on any 400 or image
+# refusal: such a refusal is upcast as one of the images themselves, which the version-3 engine
+# also answers by stripping at once — the recorded decision, kept.
+
+
+@upcaster(2, "RequestRefused")
+def _request_refused_v2(data: dict[str, Any], context: Context) -> dict[str, Any]:
+    blamed = data.get("images_rejected", False) or data.get("status", 400) in (400, 413, 422)
+    # `images_rejected` is what the refusal was taken for: in version 3 it follows `refusal`.
+    return {**data, "refusal": "image" if blamed else "other", "images_rejected": blamed}
+
+
+@upcaster(2, "TurnStarted")
+def _turn_started_v2(data: dict[str, Any], context: Context) -> dict[str, Any]:
+    return {**data, "learns_placements": False}

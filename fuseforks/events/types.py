@@ -27,7 +27,9 @@ from fuseforks.core.names import (
     InFlight,
     InterruptCause,
     Language,
+    LearnedOutcome,
     Placement,
+    RefusalKind,
     RequestPurpose,
     StopReason,
     WireName,
@@ -134,6 +136,9 @@ class TurnStarted(Event, frozen=True, kw_only=True):
     """Earlier exchanges of the conversation left out by the history budget (oldest first)."""
     servers_down: list[ServerDown] = msgspec.field(default_factory=list)
     """Configured MCP servers that did not start before the turn, and why."""
+    learns_placements: bool = True
+    """The engine records `PlacementLearned`; false for turns recorded before it did, so that
+    today's engine re-drives them to the same events."""
 
 
 class RoundStarted(Event, frozen=True, kw_only=True):
@@ -248,6 +253,30 @@ class RequestRefused(Event, frozen=True, kw_only=True):
     code: str = ""
     message: str = ""
     images_rejected: bool = False
+    refusal: RefusalKind = "other"
+    """What the refusal was about (`images_rejected` is `image` or `placement`)."""
+
+
+class PlacementChanged(Event, frozen=True, kw_only=True):
+    """A request carrying tool images was refused where it placed them: the next requests of the
+    turn place them in a user-role message after the tool results (captioned as a tool's
+    output). The first step of the ladder; stripping is the last."""
+
+    round: int
+    model: str
+    placement: Placement
+
+
+class PlacementLearned(Event, frozen=True, kw_only=True):
+    """What this turn learned about a model: tool images in `placement` were received or refused.
+    Later turns to the same wire, model and endpoint start with a placement known to work."""
+
+    round: int
+    wire: WireName
+    model: str
+    endpoint_host: str
+    placement: Placement
+    outcome: LearnedOutcome
 
 
 class ImagesStripped(Event, frozen=True, kw_only=True):
@@ -305,6 +334,8 @@ TurnEvent = (
     | ToolResultRecorded
     | ImagesCapped
     | RequestRefused
+    | PlacementChanged
+    | PlacementLearned
     | ImagesStripped
     | FallbackSettled
     | RepeatDetected

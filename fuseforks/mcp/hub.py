@@ -24,8 +24,7 @@ import msgspec
 from anyio.abc import TaskGroup
 from mcp.types import CallToolResult, TextContent
 
-from fuseforks.core.names import Language
-from fuseforks.core.texts import texts
+from fuseforks.core.names import Language, parse_language
 from fuseforks.mcp import faults
 from fuseforks.mcp.config import ServerConfig, tool_prefix
 from fuseforks.mcp.connection import (
@@ -176,7 +175,7 @@ class ToolHub(anyio.AsyncContextManagerMixin):
 
     async def call(self, name: str, arguments: dict[str, Any], language: Language) -> ToolOutput:
         """Call a prefixed tool; every failure is a tool-error output, never an exception."""
-        texts(language)  # an unknown language is the caller's bug: fail before touching a server
+        parse_language(language)  # an unknown language is the caller's bug: fail before any server
         resolved = self._resolve(name)
         if resolved is None:
             return self._fault(name, faults.unknown_tool(name), language)

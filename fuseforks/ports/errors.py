@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuseforks.core.names import WireName
+from fuseforks.core.names import RefusalKind, WireName
+
+__all__ = ["RefusalKind", "WireError", "WireGarbage", "WireRejected", "WireRetryable",
+           "WireUnavailable"]
 
 
 class WireError(Exception):
@@ -47,14 +50,35 @@ class WireError(Exception):
 class WireRejected(WireError):
     """A 4xx the provider will refuse again if resent unchanged: never retried at the HTTP layer.
 
-    `images_rejected` is true when the refusal is about the images (400/413/422 whose code or
-    message names them, or the second 400 of the openai-compat JPEG fallback).
+    `refusal` says what the refusal is about (`RefusalKind`): `image` — the images themselves
+    could not be processed; `placement` — images are not accepted where they were put (inside a
+    tool result); `parameter` — a parameter, the model or the request's shape; `other` — anything
+    else, a refusal that names nothing among them included. The wires read it off the provider's
+    error body (`fuseforks/wires/errors.py`); the openai-compat JPEG fallback sets `image` on an
+    unexplained second 400.
+
+    `images_rejected` (read-only) is true for `image` and `placement`. The constructor still
+    takes `images_rejected=True`, meaning `refusal="image"`, as records written before the refusal
+    kinds existed are replayed that way.
     """
 
-    def __init__(self, *, images_rejected: bool = False, **fields: Any) -> None:
-        self.images_rejected = images_rejected
+    def __init__(self, *, refusal: RefusalKind = "other", images_rejected: bool = False,
+                 **fields: Any) -> None:
+        if images_rejected and refusal == "other":
+            refusal = "image"
+        elif images_rejected and refusal not in _ABOUT_IMAGES:
+            raise ValueError(f"images_rejected=True contradicts refusal={refusal!r}")
+        self.refusal: RefusalKind = refusal
         self.attempts = 1  # requests sent before the refusal (set by the client)
         super().__init__(**fields)
+
+    @property
+    def images_rejected(self) -> bool:
+        """The refusal is about the tool images: what they are, or where they sit."""
+        return self.refusal in _ABOUT_IMAGES
+
+
+_ABOUT_IMAGES: frozenset[RefusalKind] = frozenset({"image", "placement"})
 
 
 class WireRetryable(WireError):

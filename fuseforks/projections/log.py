@@ -23,6 +23,8 @@ from fuseforks.events.types import (
     JpegResent,
     LlmRetried,
     LlmRetryStopped,
+    PlacementChanged,
+    PlacementLearned,
     RepeatDetected,
     RequestRefused,
     RequestSent,
@@ -92,6 +94,7 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
             | ImagesNormalized()
             | RequestRefused()
             | ImagesStripped()
+            | PlacementLearned()
         ):
             return []
         case ToolResultRecorded():
@@ -112,6 +115,11 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
             return [
                 f"tool image capped: agent={agent} round={event.round} removed={event.removed} "
                 f"kept={event.kept}"
+            ]
+        case PlacementChanged():
+            return [
+                f"tool image placement: agent={agent} round={event.round} "
+                f"model={value(event.model)} placement={event.placement}"
             ]
         case FallbackSettled():
             return [
@@ -156,7 +164,7 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
 
 SILENT: frozenset[type] = frozenset({
     RoundStarted, RequestSent, ResponseReceived, ToolCalled, ImagesNormalized, RequestRefused,
-    ImagesStripped,
+    ImagesStripped, PlacementLearned,
 })
 """Kinds that add no line (besides `TurnStarted`, which sets the context): skipped before `render`,
 because most of a turn's events are of these kinds and this fold runs on every read."""

@@ -100,13 +100,13 @@ def chat_request(state: TurnState, *, summary: bool = False) -> ChatRequest:
         messages=chat_messages(state),
         tools=tool_specs(state),
         system=system,
+        placement=state.placement,
     )
 
 
 def deliveries(state: TurnState) -> list[ImageDelivery]:
     """Every tool image the next request carries, and where the turn's wire puts it."""
-    assert state.started is not None
-    placement = state.started.placement
+    placement = state.placement
     return [
         ImageDelivery(digest=digest, call_id=call_id, placement=placement)
         for call_id, digest in state.attached_images

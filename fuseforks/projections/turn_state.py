@@ -16,7 +16,7 @@ from typing import assert_never
 
 import msgspec
 
-from fuseforks.core.names import REPEAT_LIMIT
+from fuseforks.core.names import REPEAT_LIMIT, LearnedOutcome, Placement
 from fuseforks.events.types import (
     FallbackSettled,
     ImageCut,
@@ -28,6 +28,8 @@ from fuseforks.events.types import (
     JpegResent,
     LlmRetried,
     LlmRetryStopped,
+    PlacementChanged,
+    PlacementLearned,
     RepeatDetected,
     RequestRefused,
     RequestSent,
@@ -80,6 +82,9 @@ class TurnState(msgspec.Struct, frozen=True, kw_only=True):
     repeat_hit: str | None = None
     """Name of the tool whose result identity reached the limit, until the stop is recorded."""
     fallback_active: bool = False
+    placement: Placement = "native"
+    """Where requests put tool images now: the turn's placement, until the ladder moves them."""
+    learned: frozenset[tuple[Placement, LearnedOutcome]] = frozenset()
     last_response: ResponseReceived | None = None
     ended: TurnEnded | None = None
 
@@ -114,7 +119,7 @@ def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
             history: list[Entry] = []
             for exchange in event.history:
                 history += [UserEntry(exchange.request), AssistantEntry(exchange.answer, ())]
-            return replace(state, started=event,
+            return replace(state, started=event, placement=event.placement,
                            entries=(*history, UserEntry(event.request)))
         case RoundStarted():
             return replace(state, round=event.round)
@@ -161,6 +166,10 @@ def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
             }
             return replace(state, entries=_replace_tool_entries(state, change),
                            fallback_active=True)
+        case PlacementChanged():
+            return replace(state, placement=event.placement)
+        case PlacementLearned():
+            return replace(state, learned=state.learned | {(event.placement, event.outcome)})
         case RepeatDetected():
             return replace(state, repeat_hit=None)
         case TurnEnded():

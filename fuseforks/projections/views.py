@@ -81,7 +81,7 @@ def request_views(history: Iterable[Envelope]) -> list[RequestView]:
         event = envelope.event
         if isinstance(event, RequestSent) and state.started is not None:
             request = chat_request(state, summary=event.summary)
-            alternate = state.started.placement == "alternate"
+            alternate = state.placement == "alternate"
             views.append(RequestView(
                 seq=envelope.seq, round=event.round, purpose=event.purpose, wire=event.wire,
                 model=event.model, endpoint_host=event.endpoint_host, system=request.system,

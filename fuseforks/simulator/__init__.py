@@ -8,15 +8,19 @@ from pathlib import Path
 
 from fuseforks.simulator.brain import (
     DEFAULT_SCRIPT,
+    FUNCTION_RESPONSE_PARTS_REFUSING_PREFIXES,
     IMAGE_IGNORING_MODELS,
     IMAGE_REFUSING_MODELS,
+    MAX_TOKENS_REFUSING_PREFIXES,
+    TOOL_OUTPUT_IMAGE_REFUSING_MODELS,
     Script,
 )
 from fuseforks.simulator.server import WIRE_PREFIXES, Fault, Received, Simulator
 
 __all__ = [
-    "IMAGE_IGNORING_MODELS", "IMAGE_REFUSING_MODELS", "WIRE_PREFIXES", "Fault", "Received",
-    "Script", "Simulator", "run_simulator",
+    "FUNCTION_RESPONSE_PARTS_REFUSING_PREFIXES", "IMAGE_IGNORING_MODELS", "IMAGE_REFUSING_MODELS",
+    "MAX_TOKENS_REFUSING_PREFIXES", "TOOL_OUTPUT_IMAGE_REFUSING_MODELS", "WIRE_PREFIXES", "Fault",
+    "Received", "Script", "Simulator", "run_simulator",
 ]
 
 

@@ -109,11 +109,24 @@ def _read(request: Request) -> Conversation:
                 raise Invalid(f"{where}: user messages cannot contain tool_use blocks")
     if open_calls:
         raise Invalid("messages: the final assistant tool_use blocks have no tool_result")
-    last = request.messages[-1]
-    ends = any(isinstance(b, ToolResultBlock) for b in _blocks(last))
     return Conversation(model=request.model, tools=[t.name for t in request.tools],
-                        tool_rounds_done=rounds, ends_with_tool_results=ends,
+                        tool_rounds_done=rounds,
+                        ends_with_tool_results=_ends_with_results(request.messages),
                         latest_images=latest, all_images=seen)
+
+
+def _is_results(message: Message) -> bool:
+    return any(isinstance(b, ToolResultBlock) for b in _blocks(message))
+
+
+def _ends_with_results(messages: list[Message]) -> bool:
+    """The last message holds tool results, or is the user message with their images right after
+    them (the alternate placement)."""
+    last = messages[-1]
+    if _is_results(last):
+        return True
+    return (len(messages) >= 2 and _is_results(messages[-2]) and last.role == "user"
+            and any(isinstance(b, ImageBlock) for b in _blocks(last)))
 
 
 def handle(payload: object, seq: int, script: Script) -> Reply:

@@ -1,10 +1,17 @@
 """The simulated model: a scripted conversation plus model profiles observed on real providers.
 
 Script: while fewer than `rounds` tool rounds have happened, call the scripted tools (default: the
-first declared tool); after that, answer about the images of the latest tool results. Profiles:
+first declared tool); after that, answer about the images of the latest tool results — inside
+them, or in a user message right after them (the alternate placement). Profiles:
 `perplexity/deepseek-v4-pro-0813` refuses any request carrying an image with a bare 400 (the
 model refuses, whatever the placement); `gpt-oss-120b` answers 200 and ignores images (the case no
 fallback can detect); `sim-no-webp` refuses WebP only (for the JPEG fallback).
+
+Profiles of real refusals, each answered with the provider's real error body by the wire module
+that owns the shape: Gemini before 3 refuses images inside `functionResponse.parts`
+(`gemini.py`); a Responses model refuses images inside `function_call_output` (`responses.py`);
+OpenAI's reasoning models refuse `max_tokens` and `temperature` on Chat Completions
+(`openai_chat.py`). Each takes images in a user message after the tool results.
 """
 
 from __future__ import annotations
@@ -17,6 +24,15 @@ IMAGE_REFUSING_MODELS = frozenset({"perplexity/deepseek-v4-pro-0813"})
 IMAGE_IGNORING_MODELS = frozenset({"gpt-oss-120b"})
 # An endpoint that takes JPEG but not WebP: what the openai-compat JPEG fallback exists for.
 WEBP_REFUSING_MODELS = frozenset({"sim-no-webp"})
+# Gemini before 3 (model names starting so): "`function_response.parts` is not supported for this
+# model", in the list-wrapped body Gemini answers.
+FUNCTION_RESPONSE_PARTS_REFUSING_PREFIXES = ("gemini-1.", "gemini-2.")
+# A Responses model that takes only a string as a tool output: OpenAI's type refusal of
+# `input[N].output`.
+TOOL_OUTPUT_IMAGE_REFUSING_MODELS = frozenset({"gpt-4.1-no-tool-images"})
+# OpenAI's reasoning models (names starting so) on Chat Completions: no `max_tokens` ("Use
+# 'max_completion_tokens' instead"), no `temperature`.
+MAX_TOKENS_REFUSING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 IGNORING_ANSWER = "I cannot see any image in the tool result."
 NO_TOOLS_ANSWER = "Hello from the fuseforks simulator."
 

@@ -7,7 +7,15 @@ from typing import Any, Literal
 
 import msgspec
 
-from fuseforks.simulator.brain import Answer, CallTools, Conversation, RefuseImages, Script, decide
+from fuseforks.simulator.brain import (
+    FUNCTION_RESPONSE_PARTS_REFUSING_PREFIXES,
+    Answer,
+    CallTools,
+    Conversation,
+    RefuseImages,
+    Script,
+    decide,
+)
 from fuseforks.simulator.media import decode_image
 from fuseforks.simulator.shapes import Invalid, Reply, convert, json_reply
 
@@ -120,15 +128,48 @@ def _read(request: Request, model: str) -> Conversation:
     if calls_open:
         raise Invalid("the last function call turn has no function response turn")
     tools = [d.name for t in request.tools for d in t.function_declarations]
-    ends = any(p.function_response for p in request.contents[-1].parts)
     return Conversation(model=model, tools=tools, tool_rounds_done=rounds,
-                        ends_with_tool_results=ends, latest_images=latest, all_images=seen)
+                        ends_with_tool_results=_ends_with_results(request.contents),
+                        latest_images=latest, all_images=seen)
+
+
+def _is_results(content: Content) -> bool:
+    return any(p.function_response for p in content.parts)
+
+
+def _ends_with_results(contents: list[Content]) -> bool:
+    """The last content holds function responses, or is the user turn with their images right
+    after them (the alternate placement)."""
+    last = contents[-1]
+    if _is_results(last):
+        return True
+    return (len(contents) >= 2 and _is_results(contents[-2]) and last.role == "user"
+            and any(p.inline_data for p in last.parts))
+
+
+# Gemini before 3, as Vertex AI and AI Studio answer it (the body comes wrapped in a list).
+PARTS_REFUSED = ("Unable to submit request because `function_response.parts` is not supported for "
+                 "this model. Learn more: "
+                 "https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling")
+
+
+def _refuse_function_response_parts(request: Request, model: str) -> None:
+    if not model.startswith(FUNCTION_RESPONSE_PARTS_REFUSING_PREFIXES):
+        return
+    if any(p.function_response and p.function_response.parts
+           for content in request.contents for p in content.parts):
+        raise Invalid(PARTS_REFUSED, body=[{"error": {
+            "code": 400, "message": PARTS_REFUSED,
+            "errors": [{"message": PARTS_REFUSED, "domain": "global", "reason": "badRequest"}],
+            "status": "INVALID_ARGUMENT"}}])
 
 
 def handle(payload: object, seq: int, script: Script, model: str) -> Reply:
     request = convert(payload, Request, "body")
     assert isinstance(request, Request)
-    decision = decide(_read(request, model), script)
+    conversation = _read(request, model)
+    _refuse_function_response_parts(request, model)
+    decision = decide(conversation, script)
     if isinstance(decision, RefuseImages):
         raise Invalid(decision.message)
     if isinstance(decision, CallTools):

@@ -11,7 +11,15 @@ from typing import Any, Literal
 
 import msgspec
 
-from fuseforks.simulator.brain import Answer, CallTools, Conversation, RefuseImages, Script, decide
+from fuseforks.simulator.brain import (
+    MAX_TOKENS_REFUSING_PREFIXES,
+    Answer,
+    CallTools,
+    Conversation,
+    RefuseImages,
+    Script,
+    decide,
+)
 from fuseforks.simulator.media import decode_data_url
 from fuseforks.simulator.shapes import Invalid, Reply, convert, json_reply
 
@@ -141,9 +149,23 @@ def _read(request: Request) -> Conversation:
                         latest_images=latest, all_images=seen)
 
 
+def _refuse_reasoning_parameters(request: Request) -> None:
+    """OpenAI's reasoning models refuse `max_tokens` and `temperature`, with these bodies."""
+    if not request.model.startswith(MAX_TOKENS_REFUSING_PREFIXES):
+        return
+    if request.max_tokens is not None:
+        raise Invalid("Unsupported parameter: 'max_tokens' is not supported with this model. "
+                      "Use 'max_completion_tokens' instead.",
+                      code="unsupported_parameter", param="max_tokens")
+    if request.temperature is not None:
+        raise Invalid("Unsupported parameter: 'temperature' is not supported with this model.",
+                      code="unsupported_parameter", param="temperature")
+
+
 def handle(payload: object, seq: int, script: Script) -> Reply:
     request = convert(payload, Request, "body")
     assert isinstance(request, Request)
+    _refuse_reasoning_parameters(request)
     decision = decide(_read(request), script)
     if isinstance(decision, RefuseImages):
         raise Invalid(decision.message, code=decision.code)

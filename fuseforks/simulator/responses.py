@@ -6,7 +6,15 @@ from typing import Any, Literal
 
 import msgspec
 
-from fuseforks.simulator.brain import Answer, CallTools, Conversation, RefuseImages, Script, decide
+from fuseforks.simulator.brain import (
+    TOOL_OUTPUT_IMAGE_REFUSING_MODELS,
+    Answer,
+    CallTools,
+    Conversation,
+    RefuseImages,
+    Script,
+    decide,
+)
 from fuseforks.simulator.media import decode_data_url
 from fuseforks.simulator.shapes import Invalid, Reply, convert, json_reply
 
@@ -89,7 +97,7 @@ def _item(raw: object, n: int) -> object:
     return convert(raw, _ITEMS[kind], f"input[{n}]")
 
 
-def _read(request: Request) -> Conversation:
+def _read(request: Request) -> tuple[Conversation, list[object]]:
     raw_items = [{"role": "user", "content": request.input}] if isinstance(request.input, str) \
         else request.input
     items = [_item(raw, n) for n, raw in enumerate(raw_items)]
@@ -127,16 +135,44 @@ def _read(request: Request) -> Conversation:
     missing = called - answered
     if missing:
         raise Invalid(f"No tool output found for function call {min(missing)}.")
-    ends = bool(items) and isinstance(items[-1], FunctionCallOutputItem)
-    return Conversation(model=request.model, tools=[t.name for t in request.tools],
-                        tool_rounds_done=rounds, ends_with_tool_results=ends,
-                        latest_images=latest, all_images=seen)
+    conversation = Conversation(model=request.model, tools=[t.name for t in request.tools],
+                                tool_rounds_done=rounds,
+                                ends_with_tool_results=_ends_with_results(items),
+                                latest_images=latest, all_images=seen)
+    return conversation, items
+
+
+def _ends_with_results(items: list[object]) -> bool:
+    """The last item is a tool output, or the user message with the outputs' images right after
+    them (the alternate placement)."""
+    if not items:
+        return False
+    last = items[-1]
+    if isinstance(last, FunctionCallOutputItem):
+        return True
+    return (len(items) >= 2 and isinstance(items[-2], FunctionCallOutputItem)
+            and isinstance(last, MessageItem) and last.role == "user"
+            and isinstance(last.content, list)
+            and any(isinstance(p, InputImage) for p in last.content))
+
+
+def _refuse_tool_output_arrays(model: str, items: list[object]) -> None:
+    """A model that takes only a string as a tool output answers OpenAI's type refusal of the
+    first output that is not one."""
+    if model not in TOOL_OUTPUT_IMAGE_REFUSING_MODELS:
+        return
+    for n, item in enumerate(items):
+        if isinstance(item, FunctionCallOutputItem) and isinstance(item.output, list):
+            raise Invalid(f"Invalid type for 'input[{n}].output': expected a string, but got an "
+                          "array instead.", code="invalid_type", param=f"input[{n}].output")
 
 
 def handle(payload: object, seq: int, script: Script) -> Reply:
     request = convert(payload, Request, "body")
     assert isinstance(request, Request)
-    decision = decide(_read(request), script)
+    conversation, items = _read(request)
+    _refuse_tool_output_arrays(request.model, items)
+    decision = decide(conversation, script)
     if isinstance(decision, RefuseImages):
         raise Invalid(decision.message, code=decision.code)
     output: list[dict[str, Any]]

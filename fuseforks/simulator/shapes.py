@@ -17,13 +17,17 @@ class Reply:
 
 
 class Invalid(Exception):
-    """A request the provider would refuse: becomes a 4xx in that provider's error shape."""
+    """A request the provider would refuse: becomes a 4xx in that provider's error shape, or
+    exactly `body` when a profile answers a provider's real error body."""
 
-    def __init__(self, message: str, *, status: int = 400, code: str | None = None) -> None:
+    def __init__(self, message: str, *, status: int = 400, code: str | None = None,
+                 param: str | None = None, body: object = None) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.code = code
+        self.param = param
+        self.body = body
 
 
 _ANTHROPIC_TYPES = {400: "invalid_request_error", 401: "authentication_error",
@@ -39,7 +43,8 @@ _XAI_CODES = {400: "Client specified an invalid argument", 401: "Unauthenticated
               500: "Internal error", 503: "The service is currently unavailable"}
 
 
-def error_body(wire: str, status: int, message: str, code: str | None = None) -> bytes:
+def error_body(wire: str, status: int, message: str, code: str | None = None,
+               param: str | None = None) -> bytes:
     if wire == "anthropic":
         return JSON.encode({"type": "error", "error": {
             "type": code or _ANTHROPIC_TYPES.get(status, "api_error"), "message": message}})
@@ -49,12 +54,15 @@ def error_body(wire: str, status: int, message: str, code: str | None = None) ->
     if wire == "xai-responses":
         return JSON.encode({"code": code or _XAI_CODES.get(status, "Unknown"), "error": message})
     return JSON.encode({"error": {
-        "message": message, "type": _OPENAI_TYPES.get(status, "api_error"), "param": None,
+        "message": message, "type": _OPENAI_TYPES.get(status, "api_error"), "param": param,
         "code": code}})
 
 
 def error_reply(wire: str, error: Invalid) -> Reply:
-    return Reply(error.status, error_body(wire, error.status, error.message, error.code))
+    if error.body is not None:
+        return Reply(error.status, JSON.encode(error.body))
+    return Reply(error.status, error_body(wire, error.status, error.message, error.code,
+                                          error.param))
 
 
 def json_reply(payload: object) -> Reply:

@@ -35,6 +35,11 @@ class MemoryStore:
             for e in es if isinstance(e.event, TurnStarted | TurnEnded)
         ]
 
+    def of_kinds(self, kinds: Sequence[str]) -> list[Envelope]:
+        wanted = set(kinds)
+        found = [e for es in self._turns.values() for e in es if e.kind in wanted]
+        return sorted(found, key=lambda e: (e.at, e.turn_id, e.seq))
+
     def last_seq(self, turn_id: str) -> int:
         stored = self._turns.get(turn_id)
         return stored[-1].seq if stored else 0

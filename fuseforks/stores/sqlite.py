@@ -341,6 +341,23 @@ class SqliteStore:
             for turn_id, seq, version, at, body in rows
         ]
 
+    def of_kinds(self, kinds: Sequence[str]) -> list[Envelope]:
+        """Every stored event of these kinds (the `kind` index finds them), oldest first."""
+        marks = ", ".join("?" for _ in kinds)
+        with self._lock:
+            rows = self._fetch(
+                "read",
+                f"SELECT turn_id, seq, version, at, CAST(body AS BLOB) FROM {_EVENTS} "
+                f"WHERE kind IN ({marks}) ORDER BY at, turn_id, seq",
+                list(kinds),
+            )
+        return [
+            Envelope(turn_id=turn_id, seq=seq, at=at,
+                     event=_decode_current(body) if version == SCHEMA_VERSION
+                     else decode_event(body, version, {}))
+            for turn_id, seq, version, at, body in rows
+        ]
+
     def last_seq(self, turn_id: str) -> int:
         with self._lock:
             return self._last_seq(turn_id)

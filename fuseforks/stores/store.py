@@ -39,6 +39,9 @@ class EventStore(Protocol):
     def conversation(self, conversation_id: str) -> list[Envelope]:
         """The `TurnStarted` and `TurnEnded` envelopes of every turn of a conversation."""
 
+    def of_kinds(self, kinds: Sequence[str]) -> list[Envelope]:
+        """Every stored event of these kinds, across turns, oldest first (by time, turn, seq)."""
+
     def close(self) -> None: ...
 
 

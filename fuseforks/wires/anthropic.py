@@ -1,9 +1,13 @@
 """Anthropic Messages (`POST /v1/messages`).
 
-Placement: native. A tool result with images becomes `tool_result.content` = the image blocks
-**then** the text block (the order measured against the live API); without images `content` stays
-the plain string. Consecutive tool results share one user message, as the API requires.
-`ChatRequest.temperature` is not sent (the current API has no such parameter).
+Placement: native by default. A tool result with images becomes `tool_result.content` = the
+image blocks **then** the text block (the order measured against the live API); without images
+`content` stays the plain string. Consecutive tool results share one user message, as the API
+requires. Alternate (`ChatRequest.placement`): every `tool_result` carries its text only, and one
+more user message after the results carries, per result with images, its caption as a text block
+then its image blocks (the API joins consecutive user messages into one turn, tool results
+first). Parameters are `parameters.ANTHROPIC`: `max_tokens` always (4096 unless the request says),
+never `temperature` (the current API has no such parameter).
 """
 
 from __future__ import annotations
@@ -28,13 +32,16 @@ from fuseforks.core.canonical import (
 from fuseforks.core.names import Placement, WireName
 from fuseforks.images.vault import ImageVault
 from fuseforks.ports.errors import WireError
-from fuseforks.wires.base import JSON, Endpoint, HttpRequest, decode_json
+from fuseforks.wires import parameters
+from fuseforks.wires.base import JSON, Endpoint, HttpRequest, decode_json, placement_of
 from fuseforks.wires.errors import classify_status
 
 NAME: WireName = "anthropic"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 KEY_ENVS = ("ANTHROPIC_API_KEY",)
 PLACEMENT: Placement = "native"  # tests/wires/test_placement.py checks it against the encoding
+PLACEMENTS: tuple[Placement, ...] = ("native", "alternate")
+PARAMETERS = parameters.ANTHROPIC
 API_VERSION = "2023-06-01"
 
 
@@ -49,10 +56,13 @@ def _image(image: ImageRef, vault: ImageVault) -> dict[str, Any]:
     }
 
 
-def tool_result_block(message: ToolResultMessage, vault: ImageVault) -> dict[str, Any]:
+def tool_result_block(message: ToolResultMessage, vault: ImageVault,
+                      placement: Placement = PLACEMENT) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
     ordered = message.in_order()
-    if ordered is not None:  # the server's order of text and images
+    if placement == "alternate":  # the images go to the carrier
+        block["content"] = message.text
+    elif ordered is not None:  # the server's order of text and images
         block["content"] = [
             {"type": "text", "text": item} if isinstance(item, str) else _image(item, vault)
             for item in ordered
@@ -69,16 +79,30 @@ def tool_result_block(message: ToolResultMessage, vault: ImageVault) -> dict[str
     return block
 
 
-def _messages(messages: list[Message], vault: ImageVault) -> list[dict[str, Any]]:
+def carrier_blocks(message: ToolResultMessage, vault: ImageVault) -> list[dict[str, Any]]:
+    """The alternate carrier's blocks for one result: its caption, then its images."""
+    blocks = [{"type": "text", "text": message.caption}] if message.caption else []
+    blocks.extend(_image(image, vault) for image in message.images)
+    return blocks
+
+
+def _messages(messages: list[Message], vault: ImageVault,
+              placement: Placement) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     results: list[dict[str, Any]] | None = None  # the open user message of tool results
+    carrier: list[dict[str, Any]] = []  # alternate: the images of the run of results
     for message in messages:
+        if carrier and not isinstance(message, ToolResultMessage):
+            out.append({"role": "user", "content": carrier})
+            carrier = []
         match message:
             case ToolResultMessage():
                 if results is None:
                     results = []
                     out.append({"role": "user", "content": results})
-                results.append(tool_result_block(message, vault))
+                results.append(tool_result_block(message, vault, placement))
+                if placement == "alternate" and message.images:
+                    carrier.extend(carrier_blocks(message, vault))
                 continue
             case SystemMessage():
                 continue  # all system text goes to the top-level `system`
@@ -96,22 +120,29 @@ def _messages(messages: list[Message], vault: ImageVault) -> list[dict[str, Any]
             case _:
                 assert_never(message)
         results = None
+    if carrier:
+        out.append({"role": "user", "content": carrier})
     return out
 
 
 def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpRequest:
-    body: dict[str, Any] = {"model": request.model, "max_tokens": request.max_tokens}
+    placement = placement_of(NAME, request, PLACEMENT, PLACEMENTS)
+    params = PARAMETERS.for_model(request.model)
+    body: dict[str, Any] = {"model": request.model}
+    limit = params.limit(request.max_tokens)
+    if limit is not None:
+        body[params.max_tokens] = limit
     system = "\n\n".join(system_texts(request))
     if system:
         body["system"] = system
-    body["messages"] = _messages(request.messages, vault)
+    body["messages"] = _messages(request.messages, vault, placement)
     if request.tools:
         body["tools"] = [
             {"name": t.name, "description": t.description, "input_schema": t.input_schema}
             for t in request.tools
         ]
-    # No `temperature`: the current Messages API no longer takes it (absent from the official
-    # SDK's MessageCreateParams, which tests/wires/test_sdk_shapes.py validates against).
+    if request.temperature is not None and params.takes("temperature"):
+        body["temperature"] = request.temperature
     headers = {
         "content-type": "application/json",
         "anthropic-version": API_VERSION,
@@ -149,16 +180,16 @@ _STOPS = {"end_turn": "end_turn", "stop_sequence": "end_turn", "tool_use": "tool
 def decode(body: bytes) -> ChatResponse:
     data = decode_json(NAME, body, _Response)
     u = data.usage
+    cache_read, cache_write = u.cache_read_input_tokens or 0, u.cache_creation_input_tokens or 0
     return ChatResponse(
         text="".join(b.text for b in data.content if b.type == "text"),
         tool_calls=[
             ToolCall(id=b.id, name=b.name, arguments=b.input)
             for b in data.content if b.type == "tool_use"
         ],
-        usage=Usage(
-            input_tokens=u.input_tokens, output_tokens=u.output_tokens,
-            cache_read_tokens=u.cache_read_input_tokens or 0,
-            cache_write_tokens=u.cache_creation_input_tokens or 0,
+        usage=Usage(  # Anthropic's input_tokens leaves out the cached parts: add them
+            input_tokens=u.input_tokens + cache_read + cache_write, output_tokens=u.output_tokens,
+            cache_read_tokens=cache_read, cache_write_tokens=cache_write,
         ),
         stop_reason=_STOPS.get(data.stop_reason or "", data.stop_reason or "other"),
         raw_model=data.model,

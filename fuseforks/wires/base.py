@@ -12,6 +12,7 @@ from fuseforks.core.canonical import ChatRequest, ChatResponse
 from fuseforks.core.names import Placement, WireName
 from fuseforks.images.vault import ImageVault
 from fuseforks.ports.errors import WireError, WireGarbage
+from fuseforks.wires.parameters import ParameterTable
 
 # Built once (msgspec perf tips). Key order in the dicts adapters build is the order on the wire.
 JSON = msgspec.json.Encoder()
@@ -59,7 +60,12 @@ class Wire:
     default_base_url: str
     key_envs: tuple[str, ...]
     placement: Placement
-    """Where the adapter puts a tool result's images; the engine records it with each turn."""
+    """Where the adapter puts a tool result's images when the request does not say
+    (`ChatRequest.placement` None); the engine records the placement of each turn."""
+    placements: tuple[Placement, ...]
+    """Every placement the adapter can encode; a request asking for another is a `ValueError`."""
+    parameters: ParameterTable
+    """Which token parameter each model family takes and which parameters it refuses."""
     jpeg_resend: bool = False
     """A 400 to a request with WebP images is resent once with them as JPEG (some compatible
     endpoints accept only JPEG and PNG)."""
@@ -97,3 +103,13 @@ def tool_arguments(wire: WireName, raw: str) -> dict[str, Any]:
 
 def arguments_json(arguments: dict[str, Any]) -> str:
     return JSON.encode(arguments).decode()
+
+
+def placement_of(wire: str, request: ChatRequest, default: Placement,
+                 placements: tuple[Placement, ...]) -> Placement:
+    """The placement a request asks for (None: the wire's own), if the wire can encode it."""
+    placement = request.placement or default
+    if placement not in placements:
+        raise ValueError(f"{wire} places tool images: {', '.join(placements)}; "
+                         f"not {placement!r}")
+    return placement

@@ -1,24 +1,112 @@
-"""The errors a wire raises, and parsing of each provider's error body.
+"""The errors a wire raises, parsing of each provider's error body, and what a refusal is about.
 
 Provider error bodies differ (Anthropic `{"type":"error","error":{type,message}}`, OpenAI
-`{"error":{message,type,param,code}}`, Gemini `{"error":{code,message,status}}`, xAI
-`{"code":…,"error":…}`); `parse_error_body` reads all of them into (type, code, message) so the
-rest of the engine never looks at provider JSON. Messages are provider text, never request
-content, and the client scrubs API keys out of them before raising.
+`{"error":{message,type,param,code}}`, Gemini `{"error":{code,message,status}}`, sometimes
+wrapped in a list, xAI `{"code":…,"error":…}`); `parse_error_body` reads all of them into one
+`ErrorBody` so the rest of the engine never looks at provider JSON. Messages are provider text,
+never request content, and the client scrubs API keys out of them before raising.
+
+`refusal_kind` decides what a refusal is about (`RefusalKind`) from the provider's code, type and
+param fields and from message patterns, with every URL (and `data:` URL) taken out of the message
+first: a link to documentation that happens to contain "image" or "multimodal" names nothing.
+In order, first match wins:
+
+1. `placement` (status 400/413/422) — images are not accepted where they were put: Gemini before
+   3 refusing `function_response.parts`, OpenAI's "Image URLs are only allowed for messages with
+   role 'user'", Gemini's OpenAI-compatible endpoint refusing `image_url` in a tool message, a
+   Responses server that takes only text as a tool output (a type refusal of
+   `input[N].output`, the field that holds a tool result's images).
+2. `image` (status 400/413/422) — the images themselves: a code or param that names an image
+   (`invalid_image_format`, `…image_url`), or a message such as "Could not process image",
+   "Invalid image data", "Unable to process input image", "Provided image is not valid", "does
+   not represent a valid image", "unsupported image", "image exceeds …", "does not match the
+   provided media type", "Unsupported MIME type", or a model that takes no images at all.
+3. `other` for a request that is too long (`context_length_exceeded`): it names the messages, yet
+   it is no parameter's fault, and fewer images may well fit.
+4. `parameter` (status 400/404/413/422) — a parameter, the model or the request's shape: code
+   `unsupported_parameter`, `unsupported_value`, `unknown_parameter` or `model_not_found`; any
+   other non-empty `param`; "Unsupported parameter/value", "Unrecognized request argument",
+   "unknown field", Gemini's "Unknown name" and "Invalid value at", "The model … does not exist",
+   "… is not found for API version"; a message that starts with a field path (Anthropic's
+   `max_tokens: 128001 > 64000 …`, `messages: …`) or a quoted field (`` `max_tokens` must … ``).
+5. `other` — anything else; a 400 that names nothing is `other`.
+
+408, 429 and 5xx are not refusals: they are retryable.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 
-from fuseforks.core.names import WireName
+from fuseforks.core.names import RefusalKind, WireName
 from fuseforks.ports.errors import WireError, WireRejected, WireRetryable
 
-_IMAGE_WORDS = re.compile(r"image|inline_?data|mime|media.?type|picture|vision|multimodal", re.IGNORECASE)
 IMAGE_STATUSES = frozenset({400, 413, 422})
+"""Statuses whose refusal can be about the tool images."""
+PARAMETER_STATUSES = frozenset({400, 404, 413, 422})
+"""Statuses whose refusal can name a parameter or the model (an unknown model is a 404)."""
+
+_URL = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bdata:[a-z]+/|\bwww\.)\S*", re.IGNORECASE)
+
+
+def _any(*patterns: str, flags: int = re.IGNORECASE) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), flags)
+
+
+_PLACEMENT_MESSAGES = _any(
+    r"function_?response\.parts`? (?:is|are) not supported",
+    r"image urls? (?:is|are) only allowed for messages with role",
+    r"invalid content part type: image_url",
+    r"output of tool call should be",
+    r"invalid type for 'input\[\d+\]\.output'",
+)
+_PLACEMENT_PARAM = re.compile(r"input\[\d+\]\.output")  # the whole output field, fullmatch
+
+_IMAGE_WORDS = _any(r"image", r"inline_?data")  # in a code or a param
+_IMAGE_MESSAGES = _any(
+    r"could not process (?:the )?image",
+    r"invalid image",
+    r"unable to process (?:the )?(?:input )?image",
+    r"image (?:is|was) not valid",
+    r"not (?:represent )?a valid image",
+    r"unsupported image",
+    r"image (?:exceeds|is too (?:large|big)|too large|size exceeds)",
+    r"image data",
+    r"does not match the provided media type",
+    r"unsupported (?:mime|media) type",
+    r"inline_?data",
+    r"image_url is only supported by certain models",
+    r"(?:does not|doesn't) support (?:image|vision)",
+    r"images? (?:input )?(?:is|are) not supported",
+    r"unknown variant .?image",
+)
+
+_OTHER_CODES = frozenset({"context_length_exceeded"})
+_PARAMETER_CODES = frozenset({"unsupported_parameter", "unsupported_value", "unknown_parameter",
+                              "model_not_found"})
+_PARAMETER_MESSAGES = _any(
+    r"unsupported (?:parameter|value)",
+    r"unknown parameter",
+    r"unrecognized request argument",
+    r"unknown (?:field|name)\b",
+    r"invalid value at '",
+    r"\bmodel\b.{0,100}?(?:does not exist|not found)",
+    r"is not found for api version",
+)
+# A message that starts with a field path or a quoted field (Anthropic): lower-case identifiers.
+_FIELD_FIRST = re.compile(r"^(?:[a-z_][a-z0-9_]*(?:\.[a-z0-9_]+)*: |`[a-z_][a-z0-9_.]*`)")
+
+
+class ErrorBody(NamedTuple):
+    """The fields of a provider error body; empty strings when absent."""
+
+    error_type: str
+    code: str
+    message: str
+    param: str
 
 
 def _text(value: object) -> str:
@@ -29,24 +117,43 @@ def _text(value: object) -> str:
     return msgspec.json.encode(value).decode()
 
 
-def parse_error_body(body: bytes) -> tuple[str, str, str]:
-    """(type, code, message) from any known provider error shape; empty strings when absent."""
+def parse_error_body(body: bytes) -> ErrorBody:
+    """The fields of any known provider error shape."""
     try:
         data = msgspec.json.decode(body)
     except msgspec.DecodeError:
-        return "", "", body[:200].decode("utf-8", "replace").strip()
+        return ErrorBody("", "", body[:200].decode("utf-8", "replace").strip(), "")
     if isinstance(data, list) and data and isinstance(data[0], dict):
         data = data[0]  # Gemini sometimes wraps the error object in a list
     if not isinstance(data, dict):
-        return "", "", ""
+        return ErrorBody("", "", "", "")
     error = data.get("error")
     if isinstance(error, dict):
         error_type = _text(error.get("type") or error.get("status"))
-        code = _text(error.get("code"))
-        return error_type, code, _text(error.get("message"))
+        return ErrorBody(error_type, _text(error.get("code")), _text(error.get("message")),
+                         _text(error.get("param")))
     if isinstance(error, str):  # xAI: {"code": "...", "error": "..."}
-        return "", _text(data.get("code")), error
-    return _text(data.get("type")), _text(data.get("code")), _text(data.get("message") or data.get("detail"))
+        return ErrorBody("", _text(data.get("code")), error, "")
+    return ErrorBody(_text(data.get("type")), _text(data.get("code")),
+                     _text(data.get("message") or data.get("detail")), _text(data.get("param")))
+
+
+def refusal_kind(status: int, error: ErrorBody) -> RefusalKind:
+    """What a refusal with this status and body is about (see the module docstring)."""
+    message = _URL.sub(" ", error.message)
+    codes = {error.code.lower(), error.error_type.lower()} - {""}
+    if status in IMAGE_STATUSES:
+        if _PLACEMENT_MESSAGES.search(message) or _PLACEMENT_PARAM.fullmatch(error.param):
+            return "placement"
+        if (_IMAGE_MESSAGES.search(message) or _IMAGE_WORDS.search(error.param)
+                or any(_IMAGE_WORDS.search(code) for code in codes)):
+            return "image"
+    if status not in PARAMETER_STATUSES or codes & _OTHER_CODES:
+        return "other"
+    if (codes & _PARAMETER_CODES or error.param or _PARAMETER_MESSAGES.search(message)
+            or _FIELD_FIRST.match(message.strip())):
+        return "parameter"
+    return "other"
 
 
 def error_class(status: int) -> str:
@@ -63,13 +170,13 @@ def classify_status(
     """The shared classification. `code_from` says which parsed field names the error best:
     Anthropic and Gemini name errors by type/status (`invalid_request_error`,
     `INVALID_ARGUMENT`), OpenAI-shaped APIs by `code`; the other is the fallback."""
-    error_type, code, message = parse_error_body(body)
+    parsed = parse_error_body(body)
+    error_type, code = parsed.error_type, parsed.code
     code = error_type or code if code_from == "type" else code or error_type
     fields: dict[str, Any] = {
         "wire": wire, "status": status, "error_class": error_class(status),
-        "error_type": error_type, "code": code, "message": message,
+        "error_type": error_type, "code": code, "message": parsed.message,
     }
     if status == 429 or status >= 500 or status == 408:
         return WireRetryable(**fields)
-    about_images = bool(_IMAGE_WORDS.search(f"{code} {message}"))
-    return WireRejected(images_rejected=status in IMAGE_STATUSES and about_images, **fields)
+    return WireRejected(refusal=refusal_kind(status, parsed), **fields)

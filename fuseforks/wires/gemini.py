@@ -1,9 +1,15 @@
 """Gemini native (`POST {base}/models/{model}:generateContent`).
 
-Placement: native. A tool result with images gets `functionResponse.parts` = one `inlineData`
-part per image (`mimeType`, `data`; no `displayName`, no `$ref` in the response); without images
-`parts` is omitted entirely, so the encoding is the text-only one. Consecutive tool results share
-one user content, matching the model's parallel calls.
+Placement: native by default. A tool result with images gets `functionResponse.parts` = one
+`inlineData` part per image (`mimeType`, `data`; no `displayName`, no `$ref` in the response);
+without images `parts` is omitted entirely, so the encoding is the text-only one. Consecutive tool
+results share one user content, matching the model's parallel calls. Alternate
+(`ChatRequest.placement`, and what Gemini before 3 needs: it refuses `function_response.parts`):
+no `parts` at all, and one more user content after the results holds, per result with images,
+its caption as a `text` part then its `inlineData` parts.
+
+Parameters are `parameters.GEMINI`: `generationConfig.maxOutputTokens` only when the request sets
+a limit; `generationConfig` is left out when it would be empty.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from fuseforks.core.canonical import (
     AssistantMessage,
     ChatRequest,
     ChatResponse,
+    ImageRef,
     Message,
     SystemMessage,
     ToolCall,
@@ -29,30 +36,42 @@ from fuseforks.core.canonical import (
 from fuseforks.core.names import Placement, WireName
 from fuseforks.images.vault import ImageVault
 from fuseforks.ports.errors import WireError
-from fuseforks.wires.base import JSON, Endpoint, HttpRequest, decode_json
+from fuseforks.wires import parameters
+from fuseforks.wires.base import JSON, Endpoint, HttpRequest, decode_json, placement_of
 from fuseforks.wires.errors import classify_status
 
 NAME: WireName = "gemini"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 PLACEMENT: Placement = "native"  # tests/wires/test_placement.py checks it against the encoding
+PLACEMENTS: tuple[Placement, ...] = ("native", "alternate")
+PARAMETERS = parameters.GEMINI
 # Gemini often returns calls without ids; we mint these so the engine can pair results, and
 # never send them back (the API pairs by order and name).
 SYNTHETIC_ID_PREFIX = "gemini-call-"
 
 
-def function_response(message: ToolResultMessage, vault: ImageVault) -> dict[str, Any]:
+def _inline(image: ImageRef, vault: ImageVault) -> dict[str, Any]:
+    return {"inlineData": {"mimeType": image.media_type, "data": vault.json_base64(image.digest)}}
+
+
+def function_response(message: ToolResultMessage, vault: ImageVault,
+                      placement: Placement = PLACEMENT) -> dict[str, Any]:
     response: dict[str, Any] = {}
     if not message.tool_call_id.startswith(SYNTHETIC_ID_PREFIX):
         response["id"] = message.tool_call_id
     response["name"] = message.name
     response["response"] = {"error" if message.is_error else "output": message.text}
-    if message.images:
-        response["parts"] = [
-            {"inlineData": {"mimeType": i.media_type, "data": vault.json_base64(i.digest)}}
-            for i in message.images
-        ]
+    if message.images and placement == "native":
+        response["parts"] = [_inline(i, vault) for i in message.images]
     return {"functionResponse": response}
+
+
+def carrier_parts(message: ToolResultMessage, vault: ImageVault) -> list[dict[str, Any]]:
+    """The alternate carrier's parts for one result: its caption, then its images."""
+    parts: list[dict[str, Any]] = [{"text": message.caption}] if message.caption else []
+    parts.extend(_inline(i, vault) for i in message.images)
+    return parts
 
 
 def _call_part(call: ToolCall) -> dict[str, Any]:
@@ -65,16 +84,23 @@ def _call_part(call: ToolCall) -> dict[str, Any]:
     return part
 
 
-def _contents(messages: list[Message], vault: ImageVault) -> list[dict[str, Any]]:
+def _contents(messages: list[Message], vault: ImageVault,
+              placement: Placement) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     results: list[dict[str, Any]] | None = None
+    carrier: list[dict[str, Any]] = []  # alternate: the images of the run of results
     for message in messages:
+        if carrier and not isinstance(message, ToolResultMessage):
+            out.append({"role": "user", "parts": carrier})
+            carrier = []
         match message:
             case ToolResultMessage():
                 if results is None:
                     results = []
                     out.append({"role": "user", "parts": results})
-                results.append(function_response(message, vault))
+                results.append(function_response(message, vault, placement))
+                if placement == "alternate" and message.images:
+                    carrier.extend(carrier_parts(message, vault))
                 continue
             case SystemMessage():
                 continue  # joined into systemInstruction
@@ -87,11 +113,15 @@ def _contents(messages: list[Message], vault: ImageVault) -> list[dict[str, Any]
             case _:
                 assert_never(message)
         results = None
+    if carrier:
+        out.append({"role": "user", "parts": carrier})
     return out
 
 
 def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpRequest:
-    body: dict[str, Any] = {"contents": _contents(request.messages, vault)}
+    placement = placement_of(NAME, request, PLACEMENT, PLACEMENTS)
+    params = PARAMETERS.for_model(request.model)
+    body: dict[str, Any] = {"contents": _contents(request.messages, vault, placement)}
     system = "\n\n".join(system_texts(request))
     if system:
         body["systemInstruction"] = {"parts": [{"text": system}]}
@@ -108,10 +138,14 @@ def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpR
                 ]
             }
         ]
-    config: dict[str, Any] = {"maxOutputTokens": request.max_tokens}
-    if request.temperature is not None:
+    config: dict[str, Any] = {}
+    limit = params.limit(request.max_tokens)
+    if limit is not None:
+        config[params.max_tokens] = limit
+    if request.temperature is not None and params.takes("temperature"):
         config["temperature"] = request.temperature
-    body["generationConfig"] = config
+    if config:
+        body["generationConfig"] = config
     headers = {"content-type": "application/json", **endpoint.auth("x-goog-api-key")}
     url = endpoint.url(f"/models/{quote(request.model, safe='')}:generateContent")
     return HttpRequest(url=url, headers=headers, body=JSON.encode(body))
@@ -144,6 +178,7 @@ class _UsageMetadata(msgspec.Struct, frozen=True, rename="camel"):
     candidates_token_count: int = 0
     thoughts_token_count: int = 0
     cached_content_token_count: int = 0
+    tool_use_prompt_token_count: int = 0
 
 
 class _Response(msgspec.Struct, frozen=True, rename="camel"):
@@ -160,8 +195,8 @@ _STOPS = {"STOP": "end_turn", "MAX_TOKENS": "max_tokens", "SAFETY": "content_fil
 def decode(body: bytes) -> ChatResponse:
     data = decode_json(NAME, body, _Response)
     u = data.usage_metadata
-    usage = Usage(
-        input_tokens=u.prompt_token_count,
+    usage = Usage(  # promptTokenCount already includes cachedContentTokenCount
+        input_tokens=u.prompt_token_count + u.tool_use_prompt_token_count,
         output_tokens=u.candidates_token_count + u.thoughts_token_count,
         cache_read_tokens=u.cached_content_token_count,
     )

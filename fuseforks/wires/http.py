@@ -21,7 +21,7 @@ import anyio
 import httpx
 
 from fuseforks.core.canonical import ChatRequest, ChatResponse
-from fuseforks.core.names import WireName
+from fuseforks.core.names import RefusalKind, WireName
 from fuseforks.images.jpeg_fallback import has_webp, with_jpeg_images
 from fuseforks.images.vault import ImageVault
 from fuseforks.ports.errors import (
@@ -36,6 +36,10 @@ from fuseforks.wires.base import Endpoint, Wire
 from fuseforks.wires.registry import endpoint_from_env, get_wire
 
 REDACTED = "[redacted]"
+# The first refusals the openai-compat JPEG resend answers: one about the images' format, or a
+# bare 400 (endpoints that take no WebP rarely say so). A parameter or placement refusal is not
+# about the format, so converting would not help.
+_MAY_BE_WEBP: frozenset[RefusalKind] = frozenset({"image", "other"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,14 +123,15 @@ class ProviderClient:
         try:
             return await self._attempts(request, vault)
         except WireRejected as first:
-            if not self.wire.jpeg_resend or first.status != 400 or not has_webp(request):
+            if (not self.wire.jpeg_resend or first.status != 400
+                    or first.refusal not in _MAY_BE_WEBP or not has_webp(request)):
                 self._stop(request, first, attempts=first.attempts)
                 raise
             try:
                 jpeg_request, converted = await anyio.to_thread.run_sync(
                     with_jpeg_images, request, vault)
             except (OSError, ValueError):  # a WebP Pillow cannot decode: nothing to resend
-                first.images_rejected = True
+                first.refusal = "image"
                 self._stop(request, first, attempts=first.attempts)
                 raise first from None
         if self._on_jpeg_resend:
@@ -135,8 +140,8 @@ class ProviderClient:
         try:
             return await self._attempts(jpeg_request, vault)
         except WireRejected as second:
-            if second.status == 400:
-                second.images_rejected = True
+            if second.status == 400 and second.refusal == "other":
+                second.refusal = "image"  # JPEG refused too: an unexplained 400 is the images'
             self._stop(request, second, attempts=second.attempts)
             raise
 

@@ -3,7 +3,13 @@
 Placement: alternate. Some compatible endpoints refuse `image_url` inside `role:"tool"` (Gemini's
 answered 400 when measured), so every tool message carries text only and, after the *run* of
 consecutive tool results, one `role:"user"` carrier holds each result's caption then its images.
-The carrier never splits the run: tool messages must directly follow the assistant's calls.
+The carrier never splits the run: tool messages must directly follow the assistant's calls. No
+native placement: OpenAI itself refuses images in a tool message ("Image URLs are only allowed for
+messages with role 'user'").
+
+Parameters are `parameters.OPENAI_CHAT`: no output-token limit unless the request sets one, then
+`max_completion_tokens` for OpenAI's reasoning families (which refuse `max_tokens` and
+`temperature`) and `max_tokens` for every other model, as compatible endpoints expect.
 """
 
 from __future__ import annotations
@@ -25,12 +31,14 @@ from fuseforks.core.canonical import (
 from fuseforks.core.names import Placement, WireName
 from fuseforks.images.vault import ImageVault
 from fuseforks.ports.errors import WireError
+from fuseforks.wires import parameters
 from fuseforks.wires.base import (
     JSON,
     Endpoint,
     HttpRequest,
     arguments_json,
     decode_json,
+    placement_of,
     tool_arguments,
 )
 from fuseforks.wires.errors import classify_status
@@ -39,6 +47,8 @@ NAME: WireName = "openai-compat"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 KEY_ENVS = ("OPENAI_API_KEY",)
 PLACEMENT: Placement = "alternate"  # tests/wires/test_placement.py checks it against the encoding
+PLACEMENTS: tuple[Placement, ...] = ("alternate",)
+PARAMETERS = parameters.OPENAI_CHAT
 
 
 def carrier_parts(message: ToolResultMessage, vault: ImageVault) -> list[dict[str, Any]]:
@@ -97,6 +107,8 @@ def _messages(request: ChatRequest, vault: ImageVault) -> list[dict[str, Any]]:
 
 
 def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpRequest:
+    placement_of(NAME, request, PLACEMENT, PLACEMENTS)
+    params = PARAMETERS.for_model(request.model)
     body: dict[str, Any] = {"model": request.model, "messages": _messages(request, vault)}
     if request.tools:
         body["tools"] = [
@@ -108,8 +120,10 @@ def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpR
             }
             for t in request.tools
         ]
-    body["max_tokens"] = request.max_tokens
-    if request.temperature is not None:
+    limit = params.limit(request.max_tokens)
+    if limit is not None:
+        body[params.max_tokens] = limit
+    if request.temperature is not None and params.takes("temperature"):
         body["temperature"] = request.temperature
     headers = {"content-type": "application/json", **endpoint.auth("authorization", "Bearer ")}
     return HttpRequest(url=endpoint.url("/chat/completions"), headers=headers, body=JSON.encode(body))

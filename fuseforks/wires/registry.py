@@ -20,19 +20,25 @@ def _responses_wire(name: WireName, base_url: str, key_envs: tuple[str, ...]) ->
         default_base_url=base_url,
         key_envs=key_envs,
         placement=responses.PLACEMENT,
+        placements=responses.PLACEMENTS,
+        parameters=responses.PARAMETERS,
     )
 
 
 _ALL: tuple[Wire, ...] = (
     Wire(name=anthropic.NAME, encode=anthropic.encode, decode=anthropic.decode,
          classify=anthropic.classify, default_base_url=anthropic.DEFAULT_BASE_URL,
-         key_envs=anthropic.KEY_ENVS, placement=anthropic.PLACEMENT),
+         key_envs=anthropic.KEY_ENVS, placement=anthropic.PLACEMENT,
+         placements=anthropic.PLACEMENTS, parameters=anthropic.PARAMETERS),
     Wire(name=openai_compat.NAME, encode=openai_compat.encode, decode=openai_compat.decode,
          classify=openai_compat.classify, default_base_url=openai_compat.DEFAULT_BASE_URL,
-         key_envs=openai_compat.KEY_ENVS, placement=openai_compat.PLACEMENT, jpeg_resend=True),
+         key_envs=openai_compat.KEY_ENVS, placement=openai_compat.PLACEMENT,
+         placements=openai_compat.PLACEMENTS, parameters=openai_compat.PARAMETERS,
+         jpeg_resend=True),
     Wire(name=gemini.NAME, encode=gemini.encode, decode=gemini.decode,
          classify=gemini.classify, default_base_url=gemini.DEFAULT_BASE_URL,
-         key_envs=gemini.KEY_ENVS, placement=gemini.PLACEMENT),
+         key_envs=gemini.KEY_ENVS, placement=gemini.PLACEMENT,
+         placements=gemini.PLACEMENTS, parameters=gemini.PARAMETERS),
     _responses_wire("openai-responses", "https://api.openai.com/v1", ("OPENAI_API_KEY",)),
     _responses_wire("xai-responses", "https://api.x.ai/v1", ("XAI_API_KEY",)),
     # Meta's Llama API; its own SDK reads LLAMA_API_KEY, META_API_KEY is accepted first.

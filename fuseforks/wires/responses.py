@@ -1,9 +1,15 @@
 """The Responses format (`POST {base}/responses`), shared by four wires.
 
 OpenAI, xAI, Meta and Perplexity accept the same request body, so it is encoded once here and the
-four wires differ only in name, base URL and key variable (`registry.py`). Placement: native. A
-tool result with images becomes `function_call_output.output` = `input_text` **then** one
-`input_image` per image; without images `output` stays the plain string.
+four wires differ only in name, base URL and key variable (`registry.py`). Placement: native by
+default. A tool result with images becomes `function_call_output.output` = `input_text` **then**
+one `input_image` per image; without images `output` stays the plain string. Alternate
+(`ChatRequest.placement`, for endpoints that take no images in a tool output): every `output` is
+the plain string, and one user message after the run of outputs holds, per result with images,
+its caption as `input_text` then its `input_image` parts.
+
+Parameters are `parameters.RESPONSES`: `max_output_tokens` only when the request sets a limit; no
+`temperature` for OpenAI's reasoning families.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from fuseforks.core.canonical import (
     AssistantMessage,
     ChatRequest,
     ChatResponse,
+    ImageRef,
     SystemMessage,
     ToolCall,
     ToolResultMessage,
@@ -26,43 +33,67 @@ from fuseforks.core.canonical import (
 from fuseforks.core.names import Placement, WireName
 from fuseforks.images.vault import ImageVault
 from fuseforks.ports.errors import WireError
+from fuseforks.wires import parameters
 from fuseforks.wires.base import (
     JSON,
     Endpoint,
     HttpRequest,
     arguments_json,
     decode_json,
+    placement_of,
     tool_arguments,
 )
 from fuseforks.wires.errors import classify_status
 
+PLACEMENT: Placement = "native"  # tests/wires/test_placement.py checks it against the encoding
+PLACEMENTS: tuple[Placement, ...] = ("native", "alternate")
+PARAMETERS = parameters.RESPONSES
 
-def function_call_output(message: ToolResultMessage, vault: ImageVault) -> dict[str, Any]:
+
+def _image(image: ImageRef, vault: ImageVault) -> dict[str, Any]:
+    return {"type": "input_image", "image_url": vault.json_data_url(image.digest, image.media_type)}
+
+
+def function_call_output(message: ToolResultMessage, vault: ImageVault,
+                         placement: Placement = PLACEMENT) -> dict[str, Any]:
     output: str | list[dict[str, Any]] = message.text
     ordered = message.in_order()
+    if placement == "alternate":  # the images go to the carrier: `output` is the text
+        ordered = None
+        images: list[ImageRef] = []
+    else:
+        images = message.images
     if ordered is not None:  # the server's order of text and images
         output = [
-            {"type": "input_text", "text": item} if isinstance(item, str)
-            else {"type": "input_image", "image_url": vault.json_data_url(item.digest,
-                                                                           item.media_type)}
+            {"type": "input_text", "text": item} if isinstance(item, str) else _image(item, vault)
             for item in ordered
         ]
-    elif message.images:
+    elif images:
         parts: list[dict[str, Any]] = [{"type": "input_text", "text": message.text}] if message.text else []
-        parts.extend(
-            {"type": "input_image", "image_url": vault.json_data_url(i.digest, i.media_type)}
-            for i in message.images
-        )
+        parts.extend(_image(i, vault) for i in images)
         output = parts
     return {"type": "function_call_output", "call_id": message.tool_call_id, "output": output}
 
 
-def _input(request: ChatRequest, vault: ImageVault) -> list[dict[str, Any]]:
+def carrier_parts(message: ToolResultMessage, vault: ImageVault) -> list[dict[str, Any]]:
+    """The alternate carrier's parts for one result: its caption, then its images."""
+    parts = [{"type": "input_text", "text": message.caption}] if message.caption else []
+    parts.extend(_image(i, vault) for i in message.images)
+    return parts
+
+
+def _input(request: ChatRequest, vault: ImageVault, placement: Placement) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
+    carrier: list[dict[str, Any]] = []  # alternate: the images of the run of outputs
     for message in request.messages:
+        if carrier and not isinstance(message, ToolResultMessage):
+            items.append({"role": "user", "content": carrier})
+            carrier = []
         match message:
             case ToolResultMessage():
-                items.append(function_call_output(message, vault))
+                items.append(function_call_output(message, vault, placement))
+                if placement == "alternate" and message.images:
+                    carrier.extend(carrier_parts(message, vault))
             case SystemMessage():
                 continue  # joined into `instructions`
             case UserMessage():
@@ -81,14 +112,15 @@ def _input(request: ChatRequest, vault: ImageVault) -> list[dict[str, Any]]:
                 )
             case _:
                 assert_never(message)
+    if carrier:
+        items.append({"role": "user", "content": carrier})
     return items
 
 
-PLACEMENT: Placement = "native"  # tests/wires/test_placement.py checks it against the encoding
-
-
 def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpRequest:
-    body: dict[str, Any] = {"model": request.model, "input": _input(request, vault)}
+    placement = placement_of("the Responses format", request, PLACEMENT, PLACEMENTS)
+    params = PARAMETERS.for_model(request.model)
+    body: dict[str, Any] = {"model": request.model, "input": _input(request, vault, placement)}
     system = "\n\n".join(system_texts(request))
     if system:
         body["instructions"] = system
@@ -103,8 +135,10 @@ def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpR
             }
             for t in request.tools
         ]
-    body["max_output_tokens"] = request.max_tokens
-    if request.temperature is not None:
+    limit = params.limit(request.max_tokens)
+    if limit is not None:
+        body[params.max_tokens] = limit
+    if request.temperature is not None and params.takes("temperature"):
         body["temperature"] = request.temperature
     headers = {"content-type": "application/json", **endpoint.auth("authorization", "Bearer ")}
     return HttpRequest(url=endpoint.url("/responses"), headers=headers, body=JSON.encode(body))

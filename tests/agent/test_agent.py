@@ -66,7 +66,7 @@ async def test_a_conversation_sends_earlier_exchanges_as_text_only(tmp_path: Pat
     for tool_use_id in {c["id"] for m in anthropic_messages(bodies[1]) if m["role"] == "assistant"
                         for c in m["content"] if c["type"] == "tool_use"}:
         assert tool_use_id.encode() not in later  # no tool call or result of turn 1
-    assert b"images from the result of" not in bodies[cut]  # no carrier caption or note
+    assert b"output of the tool" not in bodies[cut]  # no carrier caption or note
     # Turn 2 sent its own new image, in turn 2 only.
     assert [i.digest for i in second.images] != [first_digest]
     assert len(second.images) == 1

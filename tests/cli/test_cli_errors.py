@@ -105,6 +105,12 @@ def a_folder(command: str, what: str, path: Path) -> str:
     return usage(command, f"Invalid value for '{what}': File '{path}' is a directory.")
 
 
+UNREACHABLE = "postgresql://fuseforks:hunter2-secret@127.0.0.1:9/agents"
+"""A PostgreSQL URL where no server listens (port 9, discard)."""
+UNREACHABLE_SHOWN = "postgresql://fuseforks:***@127.0.0.1:9/agents"
+REFUSED = ('connection failed: connection to server at "127.0.0.1", port 9 failed: Connection '
+           "refused Is the server running on that host and accepting TCP/IP connections?")
+
 LOOPBACK = ["--base-url", "http://127.0.0.1:9/v1"]
 """A provider on this machine: `run` needs no key for it, and gets to check its files."""
 
@@ -229,6 +235,46 @@ CASES: dict[str, Case] = {
         "import", lambda f: ["import", str(f.stream), "--db", str(f.folder)], 2,
         lambda f: usage("import", f"Invalid value for '--db': File '{f.folder}' is a "
                                   "directory.")),
+    # --- copy
+    "copy missing": Case("copy", lambda f: ["copy", str(f.missing), str(f.root / "new.db")], 2,
+                         lambda f: missing_file("copy", "SOURCE", f.missing)),
+    "copy no destination": Case("copy", lambda f: ["copy", str(f.store)], 2,
+                                lambda f: usage("copy", "Missing argument 'DESTINATION'.")),
+    "copy into folder": Case(
+        "copy", lambda f: ["copy", str(f.store), str(f.folder)], 2,
+        lambda f: usage("copy", f"Invalid value for 'DESTINATION': File '{f.folder}' is a "
+                                "directory.")),
+    "copy onto itself": Case(
+        "copy", lambda f: ["copy", str(f.store), str(f.store)], 1,
+        lambda f: f"Error: {f.store}: the source and the destination are the same store; "
+                  "nothing to copy"),
+    "copy from notes": Case("copy", lambda f: ["copy", str(f.notes), str(f.root / "new.db")], 1,
+                            lambda f: not_a_stream(f.notes)),
+    "copy from foreign": Case("copy", lambda f: ["copy", str(f.other), str(f.root / "new.db")],
+                              1, lambda f: foreign(f.other)),
+    "copy from newer": Case("copy", lambda f: ["copy", str(f.newer), str(f.root / "new.db")], 1,
+                            lambda f: newer(f.newer)),
+    "copy into notes": Case("copy", lambda f: ["copy", str(f.store), str(f.notes)], 1,
+                            lambda f: not_sqlite(f.notes)),
+    "copy into foreign": Case("copy", lambda f: ["copy", str(f.stream), str(f.other)], 1,
+                              lambda f: foreign(f.other)),
+    "copy into newer": Case("copy", lambda f: ["copy", str(f.store), str(f.newer)], 1,
+                            lambda f: newer(f.newer)),
+    "copy nowhere": Case(
+        "copy", lambda f: ["copy", str(f.store), "/nonexistent/x.db"], 1,
+        lambda f: "Error: /nonexistent/x.db: cannot create the store: no directory /nonexistent"),
+    "copy into an unreachable server": Case(
+        "copy", lambda f: ["copy", str(f.store), UNREACHABLE], 1,
+        lambda f: f"Error: {UNREACHABLE_SHOWN}: cannot connect to PostgreSQL ({REFUSED})"),
+    "copy from an unreachable server": Case(
+        "copy", lambda f: ["copy", UNREACHABLE, str(f.root / "new.db")], 1,
+        lambda f: f"Error: {UNREACHABLE_SHOWN}: cannot connect to PostgreSQL ({REFUSED})"),
+    "turns on an unreachable server": Case(
+        "turns", lambda f: ["turns", UNREACHABLE], 1,
+        lambda f: f"Error: {UNREACHABLE_SHOWN}: cannot connect to PostgreSQL ({REFUSED})"),
+    "import into an unreachable server": Case(
+        "import", lambda f: ["import", str(f.stream), "--db", UNREACHABLE], 1,
+        lambda f: f"Error: {UNREACHABLE_SHOWN}: cannot connect to PostgreSQL ({REFUSED})"),
     # --- run
     "run max rounds 0": Case("run", run_args("--max-rounds", "0"), 2,
                              lambda f: usage("run", "Invalid value for '--max-rounds': 0 is not "
@@ -272,6 +318,13 @@ CASES: dict[str, Case] = {
     "run missing mcp config": Case(
         "run", lambda f: run_args("--mcp-config", str(f.missing))(f), 2,
         lambda f: missing_file("run", "--mcp-config", f.missing)),
+    # --- capabilities
+    "capabilities missing": Case("capabilities", lambda f: ["capabilities", str(f.missing)], 2,
+                                 lambda f: missing_file("capabilities", "SOURCE", f.missing)),
+    "capabilities notes": Case("capabilities", lambda f: ["capabilities", str(f.notes)], 1,
+                               lambda f: not_a_stream(f.notes)),
+    "capabilities foreign": Case("capabilities", lambda f: ["capabilities", str(f.other)], 1,
+                                 lambda f: foreign(f.other)),
     # --- chat (the same checks as run, before any server starts)
     "chat no key": Case(
         "chat", lambda f: ["chat", "--wire", "gemini", "--model", "m"], 1,
@@ -369,7 +422,7 @@ def test_a_replay_of_a_damaged_stream_names_the_gap_on_stdout(files: Files) -> N
 
 
 PROCESS_CASES = ["run log nowhere", "run db foreign", "demo db notes", "replay verify damaged",
-                 "import into notes", "audit since yesterday"]
+                 "import into notes", "audit since yesterday", "copy into an unreachable server"]
 
 
 @pytest.mark.parametrize("name", PROCESS_CASES)

@@ -1,4 +1,5 @@
-"""One contract, every store: the in-memory reference and the SQLite file run the same tests."""
+"""One contract, every store: the in-memory reference, the SQLite file and the PostgreSQL database
+(a real server: `tests.stores_pg.server`) run the same tests."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import base64
 import io
 import random
 from collections.abc import Iterator
+from contextlib import ExitStack
 
 import pytest
 from PIL import Image
@@ -17,16 +19,22 @@ from fuseforks.events.sequencer import FixedClock, Sequencer
 from fuseforks.events.types import RoundStarted, ToolResultRecorded, TurnEnded
 from fuseforks.stores.jsonl import TurnImport, export_turn, import_stream, read_stream
 from fuseforks.stores.memory import MemoryStore
+from fuseforks.stores.postgres import PostgresStore
 from fuseforks.stores.sqlite import SqliteStore
 from fuseforks.stores.store import EventStore
 from tests.events.samples import SAMPLES
+from tests.stores_pg.server import fresh_database
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def store(request, tmp_path) -> Iterator[EventStore]:
-    made: EventStore = MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "s.db")
-    yield made
-    made.close()
+    with ExitStack() as database:
+        made: EventStore = (
+            MemoryStore() if request.param == "memory"
+            else SqliteStore(tmp_path / "s.db") if request.param == "sqlite"
+            else PostgresStore(database.enter_context(fresh_database())))
+        yield made
+        made.close()
 
 
 def sealed(turn_id: str, events, last_seq: int = 0, start: str = "2026-11-30T00:00:00.000Z"):

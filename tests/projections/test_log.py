@@ -16,6 +16,7 @@ def test_the_log_projection_of_every_event_kind() -> None:
         "tool image dropped: agent=agent_9 name=t reason=too_many",
         "tool: agent=agent_9 round=1 name=t ok=false body_chars=1 images=2",
         "tool image capped: agent=agent_9 round=3 removed=1 kept=20",
+        "tool image placement: agent=agent_9 round=2 model=m placement=alternate",
         "tool image fallback: agent=agent_9 model=m removed=2 outcome=failed",
         "tool repeat: agent=agent_9 round=4 name=t count=3",
         "turn interrupted: agent=agent_9 round=4 cause=SIGTERM during=tools",

@@ -23,6 +23,8 @@ from fuseforks.events.types import (
     JpegResent,
     LlmRetried,
     LlmRetryStopped,
+    PlacementChanged,
+    PlacementLearned,
     RepeatDetected,
     RequestRefused,
     RequestSent,
@@ -263,9 +265,22 @@ def test_kinds_that_do_not_change_the_state_leave_it_equal(event: TurnEvent) -> 
     assert evolve_turn(state, event) == state
 
 
+def test_a_placement_change_moves_the_images_and_learning_is_kept_once() -> None:
+    state = state_of(RoundStarted(round=1))
+    assert state.placement == "native"
+    moved = evolve_turn(state, PlacementChanged(round=1, model="m", placement="alternate"))
+    assert moved.placement == "alternate" and moved.entries == state.entries
+    learned = PlacementLearned(round=1, wire="anthropic", model="m", endpoint_host="h",
+                               placement="native", outcome="refused")
+    once = evolve_turn(moved, learned)
+    assert once.learned == frozenset({("native", "refused")})
+    assert evolve_turn(once, learned) == once
+
+
 def test_every_event_kind_is_covered_here() -> None:
     changing = {TurnStarted, RoundStarted, ResponseReceived, ToolCalled, ImagesNormalized,
-                ToolResultRecorded, ImagesCapped, ImagesStripped, RepeatDetected, TurnEnded}
+                ToolResultRecorded, ImagesCapped, ImagesStripped, RepeatDetected, TurnEnded,
+                PlacementChanged, PlacementLearned}
     assert changing | {type(e) for e in UNCHANGING} == set(EVENT_TYPES)
 
 

@@ -14,6 +14,7 @@ import msgspec
 import pytest
 
 from fuseforks.core.canonical import ChatRequest, ToolResultMessage
+from fuseforks.core.names import Placement
 from fuseforks.images.vault import ImageVault
 from fuseforks.wires import WIRES, Endpoint, get_wire
 from tests.wires.helpers import caption, tool_round, two_colour_jpeg
@@ -62,11 +63,12 @@ def encode(wire: str, request: ChatRequest, vault: ImageVault) -> dict[str, Any]
     return msgspec.json.decode(get_wire(wire).encode(request, vault, ENDPOINT).body)
 
 
-def observe(wire: str) -> tuple[str, list[str]]:
+def observe(wire: str, placement: Placement | None = None) -> tuple[str, list[str]]:
     vault = ImageVault()
     jpeg = two_colour_jpeg()
     image = vault.put(jpeg, "image/jpeg")
-    with_image = tool_round([("camera_snapshot", '{"seq":7}', [image])])
+    with_image = msgspec.structs.replace(
+        tool_round([("camera_snapshot", '{"seq":7}', [image])]), placement=placement)
     without = tool_round([("camera_snapshot", '{"seq":7}', [])])
     body, plain = encode(wire, with_image, vault), encode(wire, without, vault)
     key = LIST_KEY.get(wire, "input")
@@ -95,6 +97,98 @@ def test_placement_read_off_the_encoded_request_matches_spec_5(wire: str) -> Non
 def test_the_placement_each_wire_declares_is_the_one_its_encoding_shows(wire: str) -> None:
     """The engine records `Wire.placement` with every image delivery; it must not drift."""
     assert get_wire(wire).placement == observe(wire)[0]
+
+
+# Asked for the alternate placement, every wire puts the caption then the images in a user-role
+# message right after the tool results, in its own part shapes.
+ALTERNATE_PARTS = {
+    "anthropic": ["text", "image"],
+    "openai-compat": ["text", "image_url"],
+    "gemini": ["text", "inlineData"],
+    **{w: ["input_text", "input_image"] for w in WIRES if w.endswith("-responses")},
+}
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_every_wire_places_images_alternately_when_asked(wire: str) -> None:
+    assert observe(wire, "alternate") == ("alternate", ALTERNATE_PARTS[wire])
+    assert "alternate" in get_wire(wire).placements
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_none_is_the_wires_own_placement(wire: str) -> None:
+    assert observe(wire, None) == observe(wire, get_wire(wire).placement)
+
+
+def test_openai_compat_has_no_native_placement() -> None:
+    vault = ImageVault()
+    image = vault.put(two_colour_jpeg(), "image/jpeg")
+    request = msgspec.structs.replace(tool_round([("camera_snapshot", "a", [image])]),
+                                      placement="native")
+    assert get_wire("openai-compat").placements == ("alternate",)
+    with pytest.raises(ValueError, match="openai-compat places tool images: alternate"):
+        encode("openai-compat", request, vault)
+
+
+# Where the tool results are and where the carrier goes, per wire (shape knowledge).
+def result_and_carrier_roles(wire: str, body: dict[str, Any]) -> list[str]:
+    items = body[LIST_KEY.get(wire, "input")]
+    roles = []
+    for item in items:
+        if wire == "anthropic":
+            content = item["content"]
+            is_results = isinstance(content, list) and content[0].get("type") == "tool_result"
+        elif wire == "gemini":
+            is_results = "functionResponse" in item["parts"][0]
+        else:
+            is_results = item.get("type") == "function_call_output"
+        roles.append("results" if is_results else item.get("role") or item["type"])
+    return roles
+
+
+@pytest.mark.parametrize("wire", [w for w in WIRES if w != "openai-compat"])
+def test_native_wire_carrier_follows_the_run_of_results_with_every_caption(wire: str) -> None:
+    vault = ImageVault()
+    first = vault.put(two_colour_jpeg(), "image/jpeg")
+    second = vault.put(two_colour_jpeg((255, 0, 0), (0, 0, 255)), "image/jpeg")
+    request = msgspec.structs.replace(tool_round([
+        ("camera_snapshot", "a", [first]), ("camera_status", "b", []),
+        ("camera_snapshot", "c", [second])]), placement="alternate")
+    body = encode(wire, request, vault)
+    roles = result_and_carrier_roles(wire, body)
+    if wire.endswith("-responses"):
+        assert roles == ["user", "function_call", "function_call", "function_call",
+                         "results", "results", "results", "user"]
+        assert [i["output"] for i in body["input"][4:7]] == ["a", "b", "c"]
+        carrier = body["input"][7]["content"]
+        texts = [p["text"] for p in carrier if p["type"] == "input_text"]
+        urls = [p["image_url"] for p in carrier if p["type"] == "input_image"]
+    elif wire == "anthropic":
+        assert roles == ["user", "assistant", "results", "user"]
+        assert [b["content"] for b in body["messages"][2]["content"]] == ["a", "b", "c"]
+        carrier = body["messages"][3]["content"]
+        texts = [p["text"] for p in carrier if p["type"] == "text"]
+        urls = [f"data:{p['source']['media_type']};base64,{p['source']['data']}"
+                for p in carrier if p["type"] == "image"]
+    else:
+        assert roles == ["user", "model", "results", "user"]
+        responses = [p["functionResponse"] for p in body["contents"][2]["parts"]]
+        assert [("parts" in r, r["response"]) for r in responses] == [
+            (False, {"output": "a"}), (False, {"output": "b"}), (False, {"output": "c"})]
+        carrier = body["contents"][3]["parts"]
+        texts = [p["text"] for p in carrier if "text" in p]
+        urls = [f"data:{p['inlineData']['mimeType']};base64,{p['inlineData']['data']}"
+                for p in carrier if "inlineData" in p]
+    assert texts == [caption("camera_snapshot", 1), caption("camera_snapshot", 1)]
+    assert urls == [f"data:image/jpeg;base64,{vault.base64(first.digest)}",
+                    f"data:image/jpeg;base64,{vault.base64(second.digest)}"]
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_alternate_without_images_is_the_text_only_encoding(wire: str) -> None:
+    request = msgspec.structs.replace(tool_round([("camera_status", "ready", [])]),
+                                      placement="alternate")
+    assert get_wire(wire).encode(request, ImageVault(), ENDPOINT).body == GOLDEN_FOR[wire].encode()
 
 
 def test_openai_compat_carrier_follows_the_last_of_consecutive_tool_results() -> None:

@@ -28,6 +28,7 @@ from fuseforks.core.canonical import (
     ToolResultMessage,
     UserMessage,
 )
+from fuseforks.core.names import Placement
 from fuseforks.images.vault import ImageVault
 from fuseforks.wires import WIRES, Endpoint, get_wire
 from tests.wires.helpers import TOOLS, caption, two_colour, two_colour_jpeg
@@ -63,23 +64,32 @@ def rich_request(vault: ImageVault) -> tuple[ChatRequest, dict[str, bytes]]:
     return request, {a.digest: jpeg, b.digest: webp}
 
 
-def body_of(wire: str) -> tuple[dict[str, Any], dict[str, bytes]]:
+def body_of(wire: str, placement: Placement | None = None,
+            model: str = "model-x") -> tuple[dict[str, Any], dict[str, bytes]]:
     vault = ImageVault()
     request, images = rich_request(vault)
+    request = msgspec.structs.replace(request, placement=placement, model=model)
     return msgspec.json.decode(get_wire(wire).encode(request, vault, ENDPOINT).body), images
 
 
+@pytest.mark.parametrize("placement", [None, "alternate"])
 @pytest.mark.parametrize("wire", [w for w in WIRES if w != "gemini"])
-def test_request_validates_strictly_against_the_official_sdk_type(wire: str) -> None:
-    body, _ = body_of(wire)
+def test_request_validates_strictly_against_the_official_sdk_type(
+    wire: str, placement: Placement | None
+) -> None:
+    body, _ = body_of(wire, placement)
     validate_strict(SDK_TYPE.get(wire, ResponseCreateParamsNonStreaming), body)
 
 
-GEMINI_TOP_LEVEL = {"contents", "systemInstruction", "tools", "generationConfig"}
+@pytest.mark.parametrize("placement", [None, "alternate"])
+@pytest.mark.parametrize("wire", ["openai-compat", "openai-responses"])
+def test_a_reasoning_model_request_validates_strictly(wire: str, placement: Placement | None) -> None:
+    body, _ = body_of(wire, placement, model="o4-mini")
+    assert "temperature" not in body
+    validate_strict(SDK_TYPE.get(wire, ResponseCreateParamsNonStreaming), body)
 
 
-def test_gemini_request_validates_against_google_genai_models_and_carries_exact_images() -> None:
-    body, images = body_of("gemini")
+def validate_gemini(body: dict[str, Any]) -> None:
     assert set(body) <= GEMINI_TOP_LEVEL
     for content in body["contents"]:
         genai.Content.model_validate_json(msgspec.json.encode(content))
@@ -87,6 +97,29 @@ def test_gemini_request_validates_against_google_genai_models_and_carries_exact_
     for tool in body["tools"]:
         genai.Tool.model_validate_json(msgspec.json.encode(tool))
     genai.GenerationConfig.model_validate_json(msgspec.json.encode(body["generationConfig"]))
+
+
+def test_gemini_alternate_request_validates_and_carries_exact_images_in_a_user_turn() -> None:
+    body, images = body_of("gemini", "alternate")
+    validate_gemini(body)
+    responses = [p["functionResponse"] for c in body["contents"] for p in c["parts"]
+                 if "functionResponse" in p]
+    assert [("parts" in r) for r in responses] == [False, False, False]
+    carrier = body["contents"][3]
+    assert carrier["role"] == "user"
+    assert [next(iter(p)) for p in carrier["parts"]] == ["text", "inlineData", "inlineData"]
+    assert carrier["parts"][0]["text"] == caption("camera_snapshot", 2)
+    assert [(p["inlineData"]["mimeType"], base64.b64decode(p["inlineData"]["data"]))
+            for p in carrier["parts"][1:]] == [
+        ("image/jpeg", images_by_type(images, "jpeg")), ("image/webp", images_by_type(images, "webp"))]
+
+
+GEMINI_TOP_LEVEL = {"contents", "systemInstruction", "tools", "generationConfig"}
+
+
+def test_gemini_request_validates_against_google_genai_models_and_carries_exact_images() -> None:
+    body, images = body_of("gemini")
+    validate_gemini(body)
     responses = [p["functionResponse"] for c in body["contents"] for p in c["parts"]
                  if "functionResponse" in p]
     assert [r["name"] for r in responses] == ["camera_snapshot", "camera_status", "camera_snapshot"]
