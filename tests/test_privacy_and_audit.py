@@ -99,14 +99,21 @@ def test_audit_answers_match_what_the_demo_did(tmp_path) -> None:
             rows = [d for d in store.image_deliveries(digest=digest)
                     if d.turn_id == outcome.result.turn_id]
             scenario = outcome.scenario
+            placements = {"delivered": ["alternate" if scenario.wire == "openai-compat"
+                                        else "native"],
+                          "ladder": ["native", "alternate"],
+                          "stripped": ["native", "alternate"]}[scenario.expect]
             assert [(d.wire, d.model, d.endpoint_host, d.placement) for d in rows] == [
-                (scenario.wire, scenario.model, "127.0.0.1",
-                 "alternate" if scenario.wire == "openai-compat" else "native")]
-            expected = ("refused", True) if scenario.expect_fallback else ("received", False)
-            assert (rows[0].outcome, rows[0].stripped) == expected
+                (scenario.wire, scenario.model, "127.0.0.1", p) for p in placements]
+            outcomes_seen = [(d.outcome, d.stripped) for d in rows]
+            assert outcomes_seen == {
+                "delivered": [("received", False)],
+                "ladder": [("refused", False), ("received", False)],
+                "stripped": [("refused", False), ("refused", True)]}[scenario.expect]
         received = store.image_deliveries(wire="perplexity-responses")
         assert [(d.model, d.outcome) for d in received] == [
             ("google/gemini-3.7-flash", "received"),
+            ("perplexity/deepseek-v4-pro-0813", "refused"),
             ("perplexity/deepseek-v4-pro-0813", "refused"),
         ]
         folded = [d for o in outcomes for d in audit_rows(o.result.events).deliveries]

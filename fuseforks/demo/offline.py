@@ -22,7 +22,7 @@ from fuseforks.core.names import Language
 from fuseforks.demo.camera import frame_colours
 from fuseforks.demo.scenarios import DEMO_SCENARIOS, REQUEST, Scenario
 from fuseforks.events.codec import Envelope
-from fuseforks.events.types import RequestSent, ResponseReceived, ToolResultRecorded, TurnStarted
+from fuseforks.events.types import RequestSent, ResponseReceived, ToolResultRecorded
 from fuseforks.mcp import StdioServer, ToolHub
 from fuseforks.projections.display import tool_displays
 from fuseforks.projections.log import turn_log
@@ -85,6 +85,18 @@ def simulator_process(record_dir: Path | None) -> Iterator[str]:
                 stream.close()
 
 
+def delivered_placement(events: Sequence[Envelope]) -> str:
+    """Where the images of the last answered request that carried any sat; `-` if none did."""
+    placement, pending = "-", "-"
+    for envelope in events:
+        event = envelope.event
+        if isinstance(event, RequestSent):
+            pending = event.images[0].placement if event.images else "-"
+        elif isinstance(event, ResponseReceived) and pending != "-":
+            placement = pending
+    return placement
+
+
 def images_delivered(events: Sequence[Envelope]) -> int:
     """The most tool images on one request that the provider answered (a refused one not counted)."""
     most, pending = 0, 0
@@ -117,13 +129,9 @@ async def run_scenarios(db_path: Target, log_path: Path, record_dir: Path | None
                     retry=RetryPolicy(base_delay=0.05, max_delay=0.2),
                 ) as agent:
                     result = await agent.run(REQUEST[language])
-                sent = [e.event for e in result.events if isinstance(e.event, RequestSent)]
-                placements = {d.placement for r in sent for d in r.images}
-                started = result.events[0].event
-                assert isinstance(started, TurnStarted)
                 outcomes.append(ScenarioOutcome(
                     scenario=scenario, result=result,
-                    placement=placements.pop() if len(placements) == 1 else started.placement,
+                    placement=delivered_placement(result.events),
                     images_sent=images_delivered(result.events),
                     log_lines=turn_log(result.events),
                     displays=[d.text for d in tool_displays(result.events)],

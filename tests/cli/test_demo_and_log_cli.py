@@ -15,11 +15,20 @@ def expected_lines() -> list[list[str]]:
     turns = []
     for s in DEMO_SCENARIOS:
         lines = [TOOL]
-        if s.expect_fallback:
+        if s.expect == "stripped":
+            refused = ("llm retry stop: agent=demo round=2 attempt=1 status=400 "
+                       "class=client_error code=invalid_request")
+            lines += [
+                refused,
+                f"tool image placement: agent=demo round=2 model={s.model} placement=alternate",
+                refused,
+                f"tool image fallback: agent=demo model={s.model} removed=1 outcome=ok",
+            ]
+        elif s.expect == "ladder":
             lines += [
                 "llm retry stop: agent=demo round=2 attempt=1 status=400 class=client_error "
-                "code=invalid_request",
-                f"tool image fallback: agent=demo model={s.model} removed=1 outcome=ok",
+                "code=INVALID_ARGUMENT",
+                f"tool image placement: agent=demo round=2 model={s.model} placement=alternate",
             ]
         lines.append(f"turn: agent=demo backend={s.wire} model={s.model} rounds=2 stop=-")
         turns.append(lines)
@@ -40,9 +49,10 @@ def test_demo_reproduces_the_p4_table_and_the_log_reads_back(tmp_path) -> None:
     for row, scenario in zip(rows, DEMO_SCENARIOS, strict=True):
         columns = row.split()
         assert columns[1] == scenario.wire
-        assert columns[3] == ("alternate" if scenario.wire == "openai-compat" else "native")
-        assert columns[4] == ("0" if scenario.expect_fallback else "1")
-        if scenario.expect_fallback:
+        assert columns[3] == {"stripped": "-", "ladder": "alternate"}.get(
+            scenario.expect, "alternate" if scenario.wire == "openai-compat" else "native")
+        assert columns[4] == ("0" if scenario.expect == "stripped" else "1")
+        if scenario.expect == "stripped":
             assert row.endswith("I received the tool result; it has no image.")
         else:
             truth = demo.output.split(f"[{scenario.name}] turn ")[1].split("camera frame: ")[1]
