@@ -35,6 +35,8 @@ class ToolUseBlock(_Strict, tag="tool_use", tag_field="type"):
     id: str
     name: str
     input: dict[str, Any]
+    caller: dict[str, Any] | None = None  # what the SDK echoes back from a response's block
+    toolset_name: str | None = None
 
 
 class ToolResultBlock(_Strict, tag="tool_result", tag_field="type"):
@@ -49,9 +51,18 @@ class Message(_Strict):
 
 
 class Tool(_Strict):
+    """The SDK's `ToolParam`: a client tool, `type` "custom" or left out."""
+
     name: str
     input_schema: dict[str, Any]
     description: str = ""
+    type: Literal["custom"] | None = None
+    cache_control: dict[str, Any] | None = None
+    strict: bool | None = None
+    input_examples: list[dict[str, Any]] | None = None
+    eager_input_streaming: bool | None = None
+    defer_loading: bool | None = None
+    allowed_callers: list[str] | None = None
 
 
 class Request(_Strict):
@@ -111,23 +122,14 @@ def _read(request: Request) -> Conversation:
         raise Invalid("messages: the final assistant tool_use blocks have no tool_result")
     return Conversation(model=request.model, tools=[t.name for t in request.tools],
                         tool_rounds_done=rounds,
-                        ends_with_tool_results=_ends_with_results(request.messages),
+                        answering_tool_round=_answering_tool_round(request.messages),
                         latest_images=latest, all_images=seen)
 
 
-def _is_results(message: Message) -> bool:
-    return any(isinstance(b, ToolResultBlock) for b in _blocks(message))
-
-
-def _ends_with_results(messages: list[Message]) -> bool:
-    """The last message holds tool results, or is the user message with their images right after
-    them (the alternate placement)."""
-    last = messages[-1]
-    if _is_results(last):
-        return True
-    return (len(messages) >= 2 and _is_results(messages[-2]) and last.role == "user"
-            and any(isinstance(b, ImageBlock) for b in _blocks(last)))
-
+def _answering_tool_round(messages: list[Message]) -> bool:
+    """The latest assistant message called tools (their results follow: checked above)."""
+    last = next((m for m in reversed(messages) if m.role == "assistant"), None)
+    return last is not None and any(isinstance(b, ToolUseBlock) for b in _blocks(last))
 
 def handle(payload: object, seq: int, script: Script) -> Reply:
     request = convert(payload, Request, "body")

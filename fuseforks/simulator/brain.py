@@ -1,8 +1,11 @@
 """The simulated model: a scripted conversation plus model profiles observed on real providers.
 
 Script: while fewer than `rounds` tool rounds have happened, call the scripted tools (default: the
-first declared tool); after that, answer about the images of the latest tool results — inside
-them, or in a user message right after them (the alternate placement). Profiles:
+first declared tool); after that, answer about the images of the latest tool round. The model reads
+the conversation's meaning, not its last message: while the latest assistant turn is a tool call
+(answered by the tool results), the images after it count wherever they sit — inside the tool
+results, in a user message after them (the alternate placement), before or after a trailing system
+or developer message. Profiles:
 `perplexity/deepseek-v4-pro-0813` refuses any request carrying an image with a bare 400 (the
 model refuses, whatever the placement); `gpt-oss-120b` answers 200 and ignores images (the case no
 fallback can detect); `sim-no-webp` refuses WebP only (for the JPEG fallback).
@@ -33,6 +36,9 @@ TOOL_OUTPUT_IMAGE_REFUSING_MODELS = frozenset({"gpt-4.1-no-tool-images"})
 # OpenAI's reasoning models (names starting so) on Chat Completions: no `max_tokens` ("Use
 # 'max_completion_tokens' instead"), no `temperature`.
 MAX_TOKENS_REFUSING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+# OpenAI's own models on Chat Completions (names starting so) refuse an `image_url` in a
+# `role:"tool"` message with OpenAI's body; other models with Gemini's compat-endpoint body.
+OPENAI_CHAT_PREFIXES = ("gpt-", "chatgpt-", "o1", "o3", "o4")
 IGNORING_ANSWER = "I cannot see any image in the tool result."
 NO_TOOLS_ANSWER = "Hello from the fuseforks simulator."
 
@@ -56,7 +62,9 @@ class Conversation:
     model: str
     tools: list[str]
     tool_rounds_done: int
-    ends_with_tool_results: bool
+    # The latest assistant turn called tools (so the turn now asked for answers the tool round);
+    # `latest_images` are the images sent after that call, wherever they sit.
+    answering_tool_round: bool
     latest_images: list[bytes] = field(default_factory=list)
     all_images: list[bytes] = field(default_factory=list)
 
@@ -88,11 +96,11 @@ def decide(conversation: Conversation, script: Script) -> Decision:
     ):
         return RefuseImages(message="Unsupported image format: image/webp", code="invalid_image_format")
     if conversation.tools and conversation.tool_rounds_done < script.rounds and (
-        conversation.tool_rounds_done == 0 or conversation.ends_with_tool_results
+        conversation.tool_rounds_done == 0 or conversation.answering_tool_round
     ):
         names = [n for n in script.call_tools if n in conversation.tools] or conversation.tools[:1]
         return CallTools(names)
-    if not conversation.ends_with_tool_results:
+    if not conversation.answering_tool_round:
         return Answer(NO_TOOLS_ANSWER)
     if conversation.model in IMAGE_IGNORING_MODELS and conversation.latest_images:
         return Answer(IGNORING_ANSWER)

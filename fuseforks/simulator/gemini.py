@@ -1,4 +1,9 @@
-"""Simulated Gemini generateContent endpoint (camelCase JSON, unknown fields refused)."""
+"""Simulated Gemini generateContent endpoint (proto3 JSON, unknown fields refused).
+
+proto3 JSON takes a field by its JSON name (camelCase) or its proto name (snake_case), and
+`bytes` in the standard or the URL-safe base64 alphabet: the body is normalized to camelCase
+(`normalize`) before the strict checks, and image data decoded in either alphabet.
+"""
 
 from __future__ import annotations
 
@@ -35,6 +40,7 @@ class FunctionCall(_Strict):
     name: str
     args: dict[str, Any] = {}
     id: str | None = None
+    will_continue: bool | None = None
 
 
 class ResponsePart(_Strict):
@@ -46,6 +52,8 @@ class FunctionResponse(_Strict):
     response: dict[str, Any]
     id: str | None = None
     parts: list[ResponsePart] | None = None
+    will_continue: bool | None = None
+    scheduling: str | None = None
 
 
 class Part(_Strict):
@@ -67,6 +75,9 @@ class Declaration(_Strict):
     description: str = ""
     parameters: dict[str, Any] | None = None
     parameters_json_schema: dict[str, Any] | None = None
+    response: dict[str, Any] | None = None
+    response_json_schema: dict[str, Any] | None = None
+    behavior: str | None = None
 
 
 class Tool(_Strict):
@@ -74,15 +85,89 @@ class Tool(_Strict):
 
 
 class GenerationConfig(_Strict):
+    """google-genai's `GenerationConfig` fields the Gemini API takes."""
+
     max_output_tokens: int | None = None
     temperature: float | None = None
+    top_p: float | None = None
+    top_k: float | None = None
+    candidate_count: int | None = None
+    stop_sequences: list[str] | None = None
+    seed: int | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    response_logprobs: bool | None = None
+    logprobs: int | None = None
+    response_mime_type: str | None = None
+    response_schema: dict[str, Any] | None = None
+    response_json_schema: Any = None
+    response_modalities: list[Literal["TEXT", "IMAGE", "AUDIO", "MODALITY_UNSPECIFIED"]] | None = None
+    media_resolution: str | None = None
+    speech_config: dict[str, Any] | None = None
+    thinking_config: dict[str, Any] | None = None
+    enable_enhanced_civic_answers: bool | None = None
+
+
+class SafetySetting(_Strict):
+    category: str
+    threshold: str
+    method: str | None = None
 
 
 class Request(_Strict):
     contents: list[Content]
     system_instruction: Content | None = None
     tools: list[Tool] = []
+    tool_config: dict[str, Any] | None = None
+    safety_settings: list[SafetySetting] | None = None
     generation_config: GenerationConfig | None = None
+    cached_content: str | None = None
+
+
+# Values that are free-form JSON (function arguments and results, JSON schemas): their keys are
+# data, not field names, so normalization leaves them as they are.
+_OPAQUE = frozenset({"args", "response", "parameters", "parametersJsonSchema", "responseSchema",
+                     "responseJsonSchema"})
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
+def normalize(value: object, renamed: dict[str, str], where: str = "") -> object:
+    """The request with every proto field name in its JSON (camelCase) spelling (`renamed` maps
+    each new spelling to the one sent, for error messages); both spellings of one field in one
+    object are refused, as a field given twice is."""
+    if isinstance(value, list):
+        return [normalize(item, renamed, where) for item in value]
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, object] = {}
+    for key, item in value.items():
+        name = _camel(key)
+        if name != key:
+            renamed.setdefault(name, key)
+        if name in out:
+            raise Invalid(f"Invalid JSON payload received. Duplicate field \"{name}\" at "
+                          f"'{where or 'request'}'.")
+        out[name] = item if name in _OPAQUE else normalize(item, renamed,
+                                                           f"{where}.{name}".lstrip("."))
+    return out
+
+
+def _convert(payload: object) -> Request:
+    """The strict conversion of the normalized body; an unknown field is named as it was sent."""
+    renamed: dict[str, str] = {}
+    try:
+        request = convert(normalize(payload, renamed), Request, "body")
+    except Invalid as exc:
+        message = exc.message
+        for name, sent in renamed.items():
+            message = message.replace(f"`{name}`", f"`{sent}`")
+        raise Invalid(message) from None
+    assert isinstance(request, Request)
+    return request
 
 
 def _one_field(part: Part, where: str) -> None:
@@ -123,29 +208,21 @@ def _read(request: Request, model: str) -> Conversation:
             if part.function_response and part.function_response.parts:
                 blobs += [p.inline_data for p in part.function_response.parts]
             for blob in blobs:
-                latest.append(decode_image(blob.data, blob.mime_type, f"{where}.parts[{m}]"))
+                latest.append(decode_image(blob.data, blob.mime_type, f"{where}.parts[{m}]",
+                                           proto_bytes=True))
                 seen.append(latest[-1])
     if calls_open:
         raise Invalid("the last function call turn has no function response turn")
     tools = [d.name for t in request.tools for d in t.function_declarations]
     return Conversation(model=model, tools=tools, tool_rounds_done=rounds,
-                        ends_with_tool_results=_ends_with_results(request.contents),
+                        answering_tool_round=_answering_tool_round(request.contents),
                         latest_images=latest, all_images=seen)
 
 
-def _is_results(content: Content) -> bool:
-    return any(p.function_response for p in content.parts)
-
-
-def _ends_with_results(contents: list[Content]) -> bool:
-    """The last content holds function responses, or is the user turn with their images right
-    after them (the alternate placement)."""
-    last = contents[-1]
-    if _is_results(last):
-        return True
-    return (len(contents) >= 2 and _is_results(contents[-2]) and last.role == "user"
-            and any(p.inline_data for p in last.parts))
-
+def _answering_tool_round(contents: list[Content]) -> bool:
+    """The latest model turn called functions (their responses follow: checked above)."""
+    last = next((c for c in reversed(contents) if c.role == "model"), None)
+    return last is not None and any(p.function_call for p in last.parts)
 
 # Gemini before 3, as Vertex AI and AI Studio answer it (the body comes wrapped in a list).
 PARTS_REFUSED = ("Unable to submit request because `function_response.parts` is not supported for "
@@ -165,8 +242,7 @@ def _refuse_function_response_parts(request: Request, model: str) -> None:
 
 
 def handle(payload: object, seq: int, script: Script, model: str) -> Reply:
-    request = convert(payload, Request, "body")
-    assert isinstance(request, Request)
+    request = _convert(payload)
     conversation = _read(request, model)
     _refuse_function_response_parts(request, model)
     decision = decide(conversation, script)

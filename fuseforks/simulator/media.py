@@ -14,9 +14,17 @@ ACCEPTED = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
 _DATA_URL = re.compile(r"data:(?P<type>[\w.+-]+/[\w.+-]+);base64,(?P<data>.*)", re.DOTALL)
 
 
-def decode_image(data: str, declared: str, where: str) -> bytes:
+_URL_SAFE = str.maketrans("-_", "+/")
+
+
+def decode_image(data: str, declared: str, where: str, *, proto_bytes: bool = False) -> bytes:
+    """`proto_bytes`: a proto3 JSON `bytes` field (Gemini), which takes the standard or the
+    URL-safe alphabet, padded or not; otherwise the standard alphabet, padded, only."""
     if declared not in ACCEPTED:
         raise Invalid(f"{where}: unsupported image media type {declared!r}")
+    if proto_bytes and not ("+" in data and "-" in data) and not ("/" in data and "_" in data):
+        data = data.translate(_URL_SAFE).rstrip("=")
+        data += "=" * (-len(data) % 4)
     try:
         raw = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):

@@ -2,7 +2,8 @@
 
 It is as strict as the strictest compatible endpoint observed: `image_url` inside a
 `role:"tool"` message is refused with Gemini's compat-endpoint error ("Invalid content part type:
-image_url"), and tool messages must directly follow the assistant message that called them.
+image_url") — with OpenAI's own body for OpenAI's models (`OPENAI_CHAT_PREFIXES`) — and tool
+messages must directly follow the assistant message that called them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import msgspec
 
 from fuseforks.simulator.brain import (
     MAX_TOKENS_REFUSING_PREFIXES,
+    OPENAI_CHAT_PREFIXES,
     Answer,
     CallTools,
     Conversation,
@@ -99,11 +101,15 @@ class Request(_Strict):
     stream: bool = False
 
 
-def _tool_content(message: ToolMsg, where: str) -> None:
+def _tool_content(message: ToolMsg, where: str, model: str) -> None:
     if isinstance(message.content, str):
         return
     for part in message.content:
         kind = part.get("type")
+        if kind == "image_url" and model.startswith(OPENAI_CHAT_PREFIXES):
+            raise Invalid(f"Invalid '{where}'. Image URLs are only allowed for messages with role "
+                          "'user', but this message with role 'tool' contains an image URL.",
+                          code="invalid_value", param=where)
         if kind != "text":
             raise Invalid(f"Invalid content part type: {kind}")
         if set(part) != {"type", "text"} or not isinstance(part.get("text"), str):
@@ -121,7 +127,7 @@ def _read(request: Request) -> Conversation:
             if message.tool_call_id not in pending:
                 raise Invalid("Invalid parameter: messages with role 'tool' must be a response to "
                               "a preceeding message with 'tool_calls'.")
-            _tool_content(message, where)
+            _tool_content(message, where, request.model)
             pending.remove(message.tool_call_id)
             continue
         if pending:
@@ -139,13 +145,10 @@ def _read(request: Request) -> Conversation:
                     seen.append(latest[-1])
     if pending:
         raise Invalid(f"tool_call_ids did not have response messages: {', '.join(pending)}")
-    ends = bool(request.messages) and isinstance(request.messages[-1], ToolMsg)
-    if not ends and len(request.messages) >= 2 and isinstance(request.messages[-2], ToolMsg):
-        last = request.messages[-1]
-        ends = isinstance(last, UserMsg) and isinstance(last.content, list) and any(
-            isinstance(p, ImagePart) for p in last.content)  # tool results + their carrier
+    last = next((m for m in reversed(request.messages) if isinstance(m, AssistantMsg)), None)
+    answering = last is not None and bool(last.tool_calls)  # the tool messages follow: checked
     return Conversation(model=request.model, tools=[t.function.name for t in request.tools],
-                        tool_rounds_done=rounds, ends_with_tool_results=ends,
+                        tool_rounds_done=rounds, answering_tool_round=answering,
                         latest_images=latest, all_images=seen)
 
 

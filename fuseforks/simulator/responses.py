@@ -66,7 +66,22 @@ class FunctionTool(_Strict):
     strict: bool | None = None
 
 
+# Every field of the `openai` SDK's `ResponseCreateParams` (its streaming and non-streaming
+# TypedDicts; tests/simulator/test_sdk_clients.py checks this against `typing.get_type_hints`).
+RESPONSE_CREATE_FIELDS = frozenset({
+    "access_programs", "background", "background_options", "context_management", "conversation",
+    "image", "include", "input", "instructions", "max_output_tokens", "max_tool_calls",
+    "metadata", "model", "moderation", "parallel_tool_calls", "previous_response_id", "prompt",
+    "prompt_cache_key", "prompt_cache_options", "prompt_cache_retention", "reasoning",
+    "safety_identifier", "service_tier", "store", "stream", "stream_options", "temperature",
+    "text", "tool_choice", "tools", "top_logprobs", "top_p", "truncation", "user",
+})
+
+
 class Request(_Strict):
+    """The fields the simulated model reads, strictly; the other declared fields are checked by
+    name only (`_refuse_unknown_parameters`) and left out before this conversion."""
+
     model: str
     input: str | list[dict[str, Any]]
     instructions: str | None = None
@@ -76,6 +91,18 @@ class Request(_Strict):
     tool_choice: str | dict[str, Any] | None = None
     store: bool | None = None
     stream: bool = False
+
+
+_READ_FIELDS = frozenset(Request.__struct_fields__)
+
+
+def _refuse_unknown_parameters(payload: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI's refusal of the first field `ResponseCreateParams` does not declare; the fields the
+    model reads, for the strict conversion."""
+    for name in payload:
+        if name not in RESPONSE_CREATE_FIELDS:
+            raise Invalid(f"Unknown parameter: '{name}'.", code="unknown_parameter", param=name)
+    return {k: v for k, v in payload.items() if k in _READ_FIELDS}
 
 
 _ITEMS: dict[str, type] = {"message": MessageItem, "function_call": FunctionCallItem,
@@ -137,24 +164,16 @@ def _read(request: Request) -> tuple[Conversation, list[object]]:
         raise Invalid(f"No tool output found for function call {min(missing)}.")
     conversation = Conversation(model=request.model, tools=[t.name for t in request.tools],
                                 tool_rounds_done=rounds,
-                                ends_with_tool_results=_ends_with_results(items),
+                                answering_tool_round=_answering_tool_round(items),
                                 latest_images=latest, all_images=seen)
     return conversation, items
 
 
-def _ends_with_results(items: list[object]) -> bool:
-    """The last item is a tool output, or the user message with the outputs' images right after
-    them (the alternate placement)."""
-    if not items:
-        return False
-    last = items[-1]
-    if isinstance(last, FunctionCallOutputItem):
-        return True
-    return (len(items) >= 2 and isinstance(items[-2], FunctionCallOutputItem)
-            and isinstance(last, MessageItem) and last.role == "user"
-            and isinstance(last.content, list)
-            and any(isinstance(p, InputImage) for p in last.content))
-
+def _answering_tool_round(items: list[object]) -> bool:
+    """The latest assistant item is a function call (its output follows: checked above)."""
+    last = next((i for i in reversed(items) if isinstance(i, FunctionCallItem) or (
+        isinstance(i, MessageItem) and i.role == "assistant")), None)
+    return isinstance(last, FunctionCallItem)
 
 def _refuse_tool_output_arrays(model: str, items: list[object]) -> None:
     """A model that takes only a string as a tool output answers OpenAI's type refusal of the
@@ -167,8 +186,8 @@ def _refuse_tool_output_arrays(model: str, items: list[object]) -> None:
                           "array instead.", code="invalid_type", param=f"input[{n}].output")
 
 
-def handle(payload: object, seq: int, script: Script) -> Reply:
-    request = convert(payload, Request, "body")
+def handle(payload: dict[str, Any], seq: int, script: Script) -> Reply:
+    request = convert(_refuse_unknown_parameters(payload), Request, "body")
     assert isinstance(request, Request)
     conversation, items = _read(request)
     _refuse_tool_output_arrays(request.model, items)

@@ -8,7 +8,7 @@ gives the base URL each wire's client should use):
 
     POST /anthropic/v1/messages                           anthropic
     POST /openai-compat/v1/chat/completions               openai-compat
-    POST /gemini/v1beta/models/{model}:generateContent    gemini
+    POST /gemini/{v1beta,v1}/models/{model}:generateContent  gemini (both API versions)
     POST /{openai,xai,meta,perplexity}/v1/responses       the four Responses wires
     POST /_sim/faults                                     queue faults (JSON list of Fault)
 """
@@ -46,7 +46,7 @@ WIRE_PREFIXES: dict[str, str] = {
     "meta-responses": "/meta/v1",
     "perplexity-responses": "/perplexity/v1",
 }
-_GEMINI_PATH = re.compile(r"/gemini/v1beta/models/(?P<model>[^/:]+):generateContent")
+_GEMINI_PATH = re.compile(r"/gemini/v1(?:beta)?/models/(?P<model>[^/:]+):generateContent")
 _RESPONSES_PATHS = {f"{WIRE_PREFIXES[w]}/responses": w for w in
                     ("openai-responses", "xai-responses", "meta-responses", "perplexity-responses")}
 
@@ -100,21 +100,25 @@ class _Stall:
 GARBAGE_BODY = b'{"id": "garbage", "choices": [ {"message": '  # truncated JSON
 
 
+def _bearer(headers: dict[str, str]) -> str:
+    value = headers.get("authorization", "")
+    return value.removeprefix("Bearer ") if value.startswith("Bearer ") else ""
+
+
 def _presented_key(wire: str, headers: dict[str, str]) -> str:
     if wire == "anthropic":
-        return headers.get("x-api-key", "")
+        return headers.get("x-api-key") or _bearer(headers)
     if wire == "gemini":
         return headers.get("x-goog-api-key", "")
     return headers.get("authorization", "").removeprefix("Bearer ")
 
 
 def _auth_ok(wire: str, headers: dict[str, str], query: str) -> bool:
-    if wire == "anthropic":
-        return bool(headers.get("x-api-key")) and bool(headers.get("anthropic-version"))
+    if wire == "anthropic":  # `x-api-key`, or the Bearer token the official SDK sends
+        return bool(_presented_key(wire, headers)) and bool(headers.get("anthropic-version"))
     if wire == "gemini":
         return bool(headers.get("x-goog-api-key")) or "key=" in query
-    return headers.get("authorization", "").startswith("Bearer ") and len(
-        headers["authorization"]) > len("Bearer ")
+    return bool(_bearer(headers))
 
 
 class Simulator:
