@@ -284,8 +284,9 @@ class Agent(anyio.AsyncContextManagerMixin):
 
     def _start_placement(self, live: LiveModel) -> Placement:
         """The placement the record says works for this model (see `start_placement`)."""
-        now = (datetime.fromisoformat(self._clock.now().replace("Z", "+00:00"))
-               if self._clock is not None else datetime.now(UTC))
+        # Wall time, not the turn's clock: the decision is recorded on the turn (its placement),
+        # and a fixed clock must not be advanced by a look at the time.
+        now = datetime.now(UTC)
         return start_placement(capabilities(self._learned), wire=self.wire, model=self.model,
                                endpoint_host=live.endpoint_host, own=live.placement, now=now,
                                reprobe_after=self.reprobe_after)

@@ -132,7 +132,7 @@ def test_an_auditor_reads_a_store_they_cannot_write(shared: Path) -> None:
         f"2026-11-30T00:00:00.080Z {P4} nik__live_view_image -> anthropic claude-sonnet-5-5 "
         "host=127.0.0.1 native round=2 round received turn=p4-anthropic\n"), "")
     assert (replay[0], replay[1].splitlines()[-1], replay[2]) == (
-        0, "  verify: identical (132 events)", "")
+        0, "  verify: identical (133 events)", "")
     assert export == (0, (REPLAYS / "cap-at-20.jsonl").read_text()
                       + (REPLAYS / "p4-anthropic.jsonl").read_text(), "")
     assert state(folder) == before

@@ -26,7 +26,7 @@ def test_the_answer_and_the_tokens_of_each_turn() -> None:
     code, lines, errors = replay(str(REPLAYS / "p4-anthropic.jsonl"))
     assert (code, errors) == (0, [])
     assert lines[:3] == [
-        "turn p4-anthropic (11 events; stop=answered)",
+        "turn p4-anthropic (12 events; stop=answered)",
         "  answer: 'I see 1 image. image 1: left half red, right half green.'",
         "  usage: input=203 output=20 cache_read=0 cache_write=0 (2 responses)",
     ]
