@@ -6,6 +6,7 @@ import click
 import msgspec
 
 from fuseforks.cli.sources import SOURCE, Location, open_source
+from fuseforks.cli.tables import aligned
 from fuseforks.projections.capabilities import Capability, capabilities
 
 _COLUMNS = (("wire", "wire"), ("model", "model"), ("endpoint", "endpoint_host"),
@@ -14,11 +15,8 @@ _COLUMNS = (("wire", "wire"), ("model", "model"), ("endpoint", "endpoint_host"),
 
 
 def table(rows: list[Capability]) -> list[str]:
-    cells = [[title for title, _ in _COLUMNS]]
-    cells += [[str(getattr(row, field) or "-") for _, field in _COLUMNS] for row in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(_COLUMNS))]
-    return ["  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
-            for line in cells]
+    return aligned([title for title, _ in _COLUMNS],
+                   [[getattr(row, field) for _, field in _COLUMNS] for row in rows])
 
 
 @click.command(epilog="""\b

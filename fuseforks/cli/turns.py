@@ -6,6 +6,7 @@ import click
 import msgspec
 
 from fuseforks.cli.sources import SOURCE, Location, open_source
+from fuseforks.cli.tables import aligned
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import RequestSent, RoundStarted, TurnEnded, TurnStarted
 
@@ -50,17 +51,8 @@ _COLUMNS = (("turn", "turn_id"), ("agent", "agent"), ("wire", "wire"), ("model",
 
 
 def table(rows: list[TurnRow]) -> list[str]:
-    """Aligned columns: text to the left, counts to the right; no trailing spaces."""
-    cells = [[title for title, _ in _COLUMNS]]
-    cells += [[str(getattr(row, field)) for _, field in _COLUMNS] for row in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(_COLUMNS))]
-    numeric = [isinstance(getattr(rows[0], field), int) if rows else False
-               for _, field in _COLUMNS]
-    return [
-        "  ".join(cell.rjust(width) if right else cell.ljust(width)
-                  for cell, width, right in zip(line, widths, numeric, strict=True)).rstrip()
-        for line in cells
-    ]
+    return aligned([title for title, _ in _COLUMNS],
+                   [[getattr(row, field) for _, field in _COLUMNS] for row in rows])
 
 
 @click.command(epilog="""\b
