@@ -20,6 +20,12 @@ a round are recorded in call order once every call of the round has returned). A
 ends what was in flight; a record without `TurnEnded` (the process died) ends every open span at
 its last event, with `fuseforks.turn.stop = "cut"`.
 
+The placement ladder shows on the chat spans: a refusal says what it was about
+(`fuseforks.refusal`: image, placement, parameter, other), the request a `PlacementLearned`
+concerns carries `fuseforks.placement.learned` (`native:refused`, `alternate:received`, ...), and
+the request that follows a `PlacementChanged` carries `fuseforks.placement.changed` (the placement
+its tool images moved to).
+
 Content — the user's request, the system prompt, the model's answers, tool arguments and tool
 bodies — is attached only when asked for (`capture_content`), in the conventions' JSON message
 format. Images are never content: a span names them by digest, format and size only, and there is
@@ -53,6 +59,8 @@ from fuseforks.events.types import (
     JpegResent,
     LlmRetried,
     LlmRetryStopped,
+    PlacementChanged,
+    PlacementLearned,
     RepeatDetected,
     RequestRefused,
     RequestSent,
@@ -230,6 +238,7 @@ def turn_spans(history: Iterable[Envelope], *, capture_content: bool = False) ->
     answered = 0
     images = dropped = capped = 0
     last_error_type = ""
+    moved_to = ""  # a `PlacementChanged` waiting for the request that follows it
     now = time_ns(envelopes[0].at)
 
     root = _Open(f"{c.INVOKE_AGENT} {started.agent}", span_id(turn_id, envelopes[0].seq), None,
@@ -296,6 +305,9 @@ def turn_spans(history: Iterable[Envelope], *, capture_content: bool = False) ->
                 }
                 if event.summary:
                     attributes[c.REQUEST_SUMMARY] = True
+                if moved_to:
+                    attributes[c.PLACEMENT_CHANGED] = moved_to
+                    moved_to = ""
                 if event.images:
                     attributes[c.IMAGES_COUNT] = len(event.images)
                     attributes[c.IMAGES_DIGESTS] = [i.digest for i in event.images]
@@ -375,7 +387,14 @@ def turn_spans(history: Iterable[Envelope], *, capture_content: bool = False) ->
                     if event.code:
                         attributes[c.REFUSAL_CODE] = event.code
                     attributes[c.REFUSAL_IMAGES_REJECTED] = event.images_rejected
+                    attributes[c.REFUSAL] = event.refusal
                     close_request("refused")
+            case PlacementLearned():
+                if requests:
+                    requests[-1].attributes[c.PLACEMENT_LEARNED] = \
+                        f"{event.placement}:{event.outcome}"
+            case PlacementChanged():
+                moved_to = event.placement
             case ImagesStripped():
                 if requests:
                     requests[-1].attributes[c.FALLBACK_STRIPPED] = event.removed

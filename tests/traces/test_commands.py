@@ -76,14 +76,23 @@ def test_export_writes_one_otlp_json_document_per_turn(two_turns: Path, tmp_path
     assert (root["traceId"], root["spanId"], root["name"], root["kind"]) == (
         trace_of("p4-anthropic"), span_of("p4-anthropic", 1), "invoke_agent replay", 1)
     assert (root["startTimeUnixNano"], root["endTimeUnixNano"]) == (
-        "1795996800000000000", "1795996800100000000")
+        "1795996800000000000", "1795996800110000000")
     assert {"key": "gen_ai.provider.name", "value": {"stringValue": "anthropic"}} in \
         root["attributes"]
     chats = [s for s in scope["spans"] if s["name"].startswith("chat ")]
     assert [(c["kind"], c["parentSpanId"]) for c in chats] == [(3, span_of("p4-anthropic", 1))] * 2
-    refused = next(s for s in json.loads(lines[1])["resourceSpans"][0]["scopeSpans"][0]["spans"]
-                   if s.get("status", {}).get("code") == 2)
-    assert refused["status"] == {"code": 2, "message": "invalid request"}
+    refused = sorted((s for s in json.loads(lines[1])["resourceSpans"][0]["scopeSpans"][0]["spans"]
+                      if s.get("status", {}).get("code") == 2),
+                     key=lambda s: int(s["startTimeUnixNano"]))  # in place, then in a user message
+    assert [s["status"] for s in refused] == [{"code": 2, "message": "invalid request"}] * 2
+    assert [[a for a in s["attributes"] if a["key"].startswith("fuseforks.placement.")]
+            for s in refused] == [
+        [{"key": "fuseforks.placement.learned", "value": {"stringValue": "native:refused"}}],
+        [{"key": "fuseforks.placement.changed", "value": {"stringValue": "alternate"}},
+         {"key": "fuseforks.placement.learned", "value": {"stringValue": "alternate:refused"}}],
+    ]
+    assert all({"key": "fuseforks.refusal", "value": {"stringValue": "other"}} in s["attributes"]
+               for s in refused)
     # Each line is the protobuf message the SDK's OTLP encoder makes of the same turn.
     for line, turn in zip(lines, TURNS, strict=True):
         expected = encode_spans(finished(recorded(turn)))
@@ -95,7 +104,7 @@ def test_export_writes_one_otlp_json_document_per_turn(two_turns: Path, tmp_path
     done = run("export", str(two_turns), "--format", "otlp-json", "-o", str(output))
     assert done.exit_code == 0, done.output
     assert output.read_text().splitlines() == lines
-    assert done.stderr == f"exported 2 turn(s) as OTLP/JSON (9 spans) to {output}\n"
+    assert done.stderr == f"exported 2 turn(s) as OTLP/JSON (10 spans) to {output}\n"
     jsonl = run("export", str(two_turns), "--format", "jsonl")
     assert jsonl.exit_code == 0 and jsonl.stdout == run("export", str(two_turns)).stdout
     assert jsonl.stdout.count('"kind":"TurnStarted"') == 2  # the default: events, as before
@@ -126,7 +135,7 @@ def test_replay_otlp_sends_each_turn_to_the_endpoint(two_turns: Path,
     endpoint = f"{receiver.endpoint}/v1/traces"
     assert done.stdout.splitlines() == [
         f"sent p4-anthropic: 4 spans, trace {trace_of('p4-anthropic')}, to {endpoint}",
-        f"sent p4-image-refusing: 5 spans, trace {trace_of('p4-image-refusing')}, to {endpoint}",
+        f"sent p4-image-refusing: 6 spans, trace {trace_of('p4-image-refusing')}, to {endpoint}",
     ]
     assert receiver.seen == [("/v1/traces", "application/x-protobuf")] * 2
     first, second = receiver.requests
@@ -145,7 +154,7 @@ def test_replay_otlp_says_which_turns_the_endpoint_refused(
         done = run("replay", str(two_turns), "--otlp", "--turn", "p4-image")
     assert done.exit_code == 1
     assert done.stdout.splitlines() == [
-        f"not sent p4-image-refusing: {receiver.endpoint}/v1/traces did not accept its 5 spans"]
+        f"not sent p4-image-refusing: {receiver.endpoint}/v1/traces did not accept its 6 spans"]
     assert done.stderr.splitlines()[-1] == "Error: 1 of 1 turns not sent: p4-image-refusing"
 
 

@@ -1,6 +1,6 @@
 """Recorded turns as GenAI spans, through the OpenTelemetry SDK: the exact tree and attributes of
-the demo scenarios, the cap, refusals with the fallback, interruptions, failures and cut records;
-no content unless asked for, and never base64."""
+the demo scenarios, the cap, refusals with the placement ladder and the fallback, interruptions,
+failures and cut records; no content unless asked for, and never base64."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def test_a_camera_turn_is_one_agent_span_with_two_chat_spans_and_one_tool_span()
         {
             "name": "invoke_agent replay", "trace_id": trace_of(turn),
             "span_id": span_of(turn, 1), "parent": None, "kind": "INTERNAL",
-            "start": ms(0), "end": ms(100), "status": ("UNSET", None),
+            "start": ms(0), "end": ms(110), "status": ("UNSET", None),
             "attributes": {
                 **turn_attributes(turn, "anthropic", "anthropic", model),
                 "fuseforks.turn.stop": "answered", "fuseforks.turn.rounds": 2,
@@ -130,6 +130,7 @@ def test_a_camera_turn_is_one_agent_span_with_two_chat_spans_and_one_tool_span()
                 "gen_ai.usage.input_tokens": 102, "gen_ai.usage.output_tokens": 10,
                 "gen_ai.response.finish_reasons": ("end_turn",),
                 "fuseforks.response.tool_calls": 0, "fuseforks.request.outcome": "received",
+                "fuseforks.placement.learned": "native:received",
             },
             "events": [],
         },
@@ -145,37 +146,107 @@ def test_a_refused_request_is_an_error_span_and_the_resend_carries_the_fallback(
         (f"chat {model}", span_of(turn, 3), ("UNSET", None)),
         ("execute_tool nik__live_view_image", span_of(turn, 5), ("UNSET", None)),
         (f"chat {model}", span_of(turn, 9), ("ERROR", "invalid request")),
-        (f"chat {model}", span_of(turn, 13), ("UNSET", None)),
+        (f"chat {model}", span_of(turn, 14), ("ERROR", "invalid request")),
+        (f"chat {model}", span_of(turn, 19), ("UNSET", None)),
     ]
-    root, _, tool, refused, resend = spans
+    root, _, tool, refused, moved, resend = spans
+    assert (root["start"], root["end"]) == (ms(0), ms(210))
     assert root["attributes"] == {
         **turn_attributes(turn, wire, "perplexity", model),
         "fuseforks.fallback.outcome": "ok", "fuseforks.turn.stop": "answered",
-        "fuseforks.turn.rounds": 2, "gen_ai.usage.input_tokens": 204,
+        "fuseforks.turn.rounds": 2, "gen_ai.usage.input_tokens": 205,
         "gen_ai.usage.output_tokens": 20, "fuseforks.images.count": 1,
     }
     assert tool == camera_tool(turn, "call_0001_0")
+    refusal = {
+        "error.type": "invalid_request_error", "fuseforks.refusal.status": 400,
+        "fuseforks.refusal.error_type": "invalid_request_error",
+        "fuseforks.refusal.code": "invalid_request",
+        "fuseforks.refusal.images_rejected": False, "fuseforks.refusal": "other",
+        "fuseforks.request.outcome": "refused",
+    }
+    # Refused with the image inside the tool result: the ladder's first step.
     assert (refused["start"], refused["end"]) == (ms(80), ms(100))
     assert refused["attributes"] == {
         **chat_attributes(wire, "perplexity", model, 2, "round", 3),
         "fuseforks.images.count": 1, "fuseforks.images.digests": (DIGEST,),
         "fuseforks.images.placements": ("native",),
         "fuseforks.images.call_ids": ("call_0001_0",),
-        "error.type": "invalid_request_error", "fuseforks.refusal.status": 400,
-        "fuseforks.refusal.error_type": "invalid_request_error",
-        "fuseforks.refusal.code": "invalid_request",
-        "fuseforks.refusal.images_rejected": False, "fuseforks.request.outcome": "refused",
-        "fuseforks.fallback.stripped": 1, "fuseforks.fallback.stripped_digests": (DIGEST,),
+        **refusal, "fuseforks.placement.learned": "native:refused",
     }
     assert refused["events"] == [("fuseforks.llm_retry_stopped", ms(90), {
         "fuseforks.retry.attempt": 1, "fuseforks.retry.error_class": "client_error",
         "fuseforks.retry.status": 400, "fuseforks.retry.code": "invalid_request"})]
-    assert (resend["start"], resend["end"]) == (ms(120), ms(130))
+    # Resent with the image in a user message, refused again: the image is stripped.
+    assert (moved["start"], moved["end"]) == (ms(130), ms(150))
+    assert moved["attributes"] == {
+        **chat_attributes(wire, "perplexity", model, 2, "resend", 3),
+        "fuseforks.placement.changed": "alternate",
+        "fuseforks.images.count": 1, "fuseforks.images.digests": (DIGEST,),
+        "fuseforks.images.placements": ("alternate",),
+        "fuseforks.images.call_ids": ("call_0001_0",),
+        **refusal, "fuseforks.placement.learned": "alternate:refused",
+        "fuseforks.fallback.stripped": 1, "fuseforks.fallback.stripped_digests": (DIGEST,),
+    }
+    assert moved["events"] == [("fuseforks.llm_retry_stopped", ms(140), {
+        "fuseforks.retry.attempt": 1, "fuseforks.retry.error_class": "client_error",
+        "fuseforks.retry.status": 400, "fuseforks.retry.code": "invalid_request"})]
+    assert (resend["start"], resend["end"]) == (ms(180), ms(190))
     assert resend["attributes"] == {
         **chat_attributes(wire, "perplexity", model, 2, "resend", 3),
-        "gen_ai.usage.input_tokens": 103, "gen_ai.usage.output_tokens": 10,
+        "gen_ai.usage.input_tokens": 104, "gen_ai.usage.output_tokens": 10,
         "gen_ai.response.finish_reasons": ("end_turn",), "fuseforks.response.tool_calls": 0,
         "fuseforks.request.outcome": "received", "fuseforks.fallback.outcome": "ok",
+    }
+
+
+def test_a_placement_refusal_moves_the_images_and_the_next_request_carries_them() -> None:
+    turn, wire, model = "p4-gemini-2.5", "gemini", "gemini-2.5-flash"
+    call = "gemini-call-f1c6582acff8-0"
+    message = ("Unable to submit request because `function_response.parts` is not supported for "
+               "this model. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/"
+               "multimodal/function-calling")
+    spans = shape(finished(recorded(turn)))
+    assert [(s["name"], s["span_id"], s["status"]) for s in spans] == [
+        ("invoke_agent replay", span_of(turn, 1), ("UNSET", None)),
+        (f"chat {model}", span_of(turn, 3), ("UNSET", None)),
+        ("execute_tool nik__live_view_image", span_of(turn, 5), ("UNSET", None)),
+        (f"chat {model}", span_of(turn, 9), ("ERROR", message)),
+        (f"chat {model}", span_of(turn, 14), ("UNSET", None)),
+    ]
+    root, _, tool, refused, moved = spans
+    assert (root["start"], root["end"]) == (ms(0), ms(160))
+    assert root["attributes"] == {
+        **turn_attributes(turn, wire, "gcp.gemini", model),
+        "fuseforks.turn.stop": "answered", "fuseforks.turn.rounds": 2,
+        "gen_ai.usage.input_tokens": 204, "gen_ai.usage.output_tokens": 20,
+        "fuseforks.images.count": 1,
+    }
+    assert tool == camera_tool(turn, call)
+    assert (refused["start"], refused["end"]) == (ms(80), ms(100))
+    assert refused["attributes"] == {
+        **chat_attributes(wire, "gcp.gemini", model, 2, "round", 3),
+        "fuseforks.images.count": 1, "fuseforks.images.digests": (DIGEST,),
+        "fuseforks.images.placements": ("native",), "fuseforks.images.call_ids": (call,),
+        "error.type": "INVALID_ARGUMENT", "fuseforks.refusal.status": 400,
+        "fuseforks.refusal.error_type": "INVALID_ARGUMENT",
+        "fuseforks.refusal.code": "INVALID_ARGUMENT",
+        "fuseforks.refusal.images_rejected": True, "fuseforks.refusal": "placement",
+        "fuseforks.request.outcome": "refused", "fuseforks.placement.learned": "native:refused",
+    }
+    assert refused["events"] == [("fuseforks.llm_retry_stopped", ms(90), {
+        "fuseforks.retry.attempt": 1, "fuseforks.retry.error_class": "client_error",
+        "fuseforks.retry.status": 400, "fuseforks.retry.code": "INVALID_ARGUMENT"})]
+    assert (moved["start"], moved["end"], moved["events"]) == (ms(130), ms(140), [])
+    assert moved["attributes"] == {
+        **chat_attributes(wire, "gcp.gemini", model, 2, "resend", 3),
+        "fuseforks.placement.changed": "alternate",
+        "fuseforks.images.count": 1, "fuseforks.images.digests": (DIGEST,),
+        "fuseforks.images.placements": ("alternate",), "fuseforks.images.call_ids": (call,),
+        "gen_ai.usage.input_tokens": 103, "gen_ai.usage.output_tokens": 10,
+        "gen_ai.response.finish_reasons": ("end_turn",), "fuseforks.response.tool_calls": 0,
+        "fuseforks.request.outcome": "received",
+        "fuseforks.placement.learned": "alternate:received",
     }
 
 
@@ -186,7 +257,7 @@ def test_the_cap_is_an_event_of_the_turn_and_attributes_of_the_result_that_lost_
         "chat claude-sonnet-5-5", "execute_tool rig__frame"] * 21 + ["chat claude-sonnet-5-5"]
     root = spans[0]
     removed = "5ad991016baac07b7171145b1284786df72ae693ec7f45ed5618cd19d25e3b38"
-    assert root["events"] == [("fuseforks.images_capped", ms(1270), {
+    assert root["events"] == [("fuseforks.images_capped", ms(1280), {
         "fuseforks.round": 21, "fuseforks.cap.removed": 1, "fuseforks.cap.kept": 20,
         "fuseforks.cap.removed_digests": (removed,)})]
     assert {k: v for k, v in root["attributes"].items() if k.startswith(
