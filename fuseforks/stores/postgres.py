@@ -14,11 +14,14 @@ a second, async interface onto the store — and onto every caller — for no ga
   tables but no `fuseforks_meta` (another application's), or a store from a newer fuseforks, is
   refused with one line, and nothing is written. The store lives in the connection's current
   schema (`public` unless the URL says otherwise, e.g. `?options=-csearch_path%3Dff`).
-- **Append**: one transaction per round — read the turn's tail, check the round continues it,
-  insert the round in one statement. Two writers racing for the same turn both pass the tail
-  check at most once: the primary key `(turn_id, seq)` makes the second one fail, and it gets
-  `ConcurrencyError` — never a duplicate, never a gap. The pixel guard runs before anything is
-  sent, as in `SqliteStore.append`.
+- **Append**: one transaction per round, in two round trips (BEGIN with the insert, then
+  COMMIT). One statement inserts the whole round, and only if the turn's stored tail is the seq
+  just before it — the tail is checked inside the transaction, by the statement itself; a round
+  that does not continue the tail stores nothing and raises `ConcurrencyError`. Two writers that
+  read the same tail at once both try to insert its next seq: the primary key `(turn_id, seq)`
+  makes the second one wait for the first and then fail, and it gets `ConcurrencyError` too —
+  never a duplicate, never a gap. The pixel guard runs before anything is sent, as in
+  `SqliteStore.append`.
 - **Failure**: a connection lost while a round is written (before its commit) rolls the round
   back on the server: nothing of it is stored. Lost while committing, the round is whole or absent
   and the error says so. Every failure is a `StoreError` of one line naming the URL with its
@@ -52,13 +55,14 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from fuseforks.core.errors import ConcurrencyError, CorruptStoreError, NewerSchemaError, StoreError
-from fuseforks.events.codec import SCHEMA_VERSION, Envelope, decode_event
+from fuseforks.events.codec import SCHEMA_VERSION, Envelope
 from fuseforks.events.codec import encode_event as _encode_event
 from fuseforks.events.privacy import PixelLeakError, find_pixel_leak
 from fuseforks.events.types import TurnEvent
 from fuseforks.projections.audit import AuditFilter, AuditRows, DeliveryRow, OriginRow
 from fuseforks.stores import postgres_sql as sql
 from fuseforks.stores.postgres_sql import STORE_VERSION, DatabaseUrl, redact_url, url_password
+from fuseforks.stores.rows import envelopes, turn_envelopes
 from fuseforks.stores.store import TurnInfo, check_continuation
 
 # The pool reports a dropped connection through `logging`; unconfigured, Python would print it on
@@ -355,40 +359,19 @@ class PostgresStore:
         if after and any(version != SCHEMA_VERSION for _, version, _, _ in rows):
             # Older events are upcast with their turn's context, which starts at seq 1.
             return [e for e in self.read(turn_id) if e.seq > after]
-        decode = _decode_current
-        context: dict[str, object] = {}
-        return [
-            Envelope(
-                turn_id=turn_id,
-                seq=seq,
-                at=at,
-                event=decode(body) if version == SCHEMA_VERSION
-                else decode_event(body, version, context),
-            )
-            for seq, version, at, body in rows
-        ]
+        return turn_envelopes(turn_id, rows)
 
     def conversation(self, conversation_id: str) -> list[Envelope]:
         """The `TurnStarted` and `TurnEnded` of every turn of a conversation (by turn, in seq)."""
         with self._connection("read") as connection:
             rows = connection.execute(sql.CONVERSATION, [conversation_id]).fetchall()
-        return [
-            Envelope(turn_id=turn_id, seq=seq, at=at,
-                     event=_decode_current(body) if version == SCHEMA_VERSION
-                     else decode_event(body, version, {}))
-            for turn_id, seq, version, at, body in rows
-        ]
+        return envelopes(rows)
 
     def of_kinds(self, kinds: Sequence[str]) -> list[Envelope]:
         """Every stored event of these kinds (the `kind` index finds them), oldest first."""
         with self._connection("read") as connection:
             rows = connection.execute(sql.OF_KINDS, [list(kinds)]).fetchall()
-        return [
-            Envelope(turn_id=turn_id, seq=seq, at=at,
-                     event=_decode_current(body) if version == SCHEMA_VERSION
-                     else decode_event(body, version, {}))
-            for turn_id, seq, version, at, body in rows
-        ]
+        return envelopes(rows)
 
     def last_seq(self, turn_id: str) -> int:
         with self._connection("read") as connection:

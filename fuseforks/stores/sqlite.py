@@ -42,9 +42,8 @@ import msgspec
 import sqlite_utils
 
 from fuseforks.core.errors import ConcurrencyError, CorruptStoreError, NewerSchemaError, StoreError
-from fuseforks.events.codec import SCHEMA_VERSION, Envelope, decode_event, encode_event
+from fuseforks.events.codec import SCHEMA_VERSION, Envelope, encode_event
 from fuseforks.events.privacy import PixelLeakError, find_pixel_leak
-from fuseforks.events.types import TurnEvent
 from fuseforks.projections.audit import (
     AuditFilter,
     AuditRows,
@@ -55,6 +54,7 @@ from fuseforks.projections.audit import (
     select,
 )
 from fuseforks.stores import audit_sql
+from fuseforks.stores.rows import envelopes, turn_envelopes
 from fuseforks.stores.store import TurnInfo, check_continuation
 
 STORE_VERSION = 3
@@ -65,7 +65,6 @@ per image and turn; an index of turns by conversation. An older store is upgrade
 views are created again, the index backfilled from the events; no event is rewritten. Opened
 read-only, it is read as it is."""
 
-_decode_current = msgspec.json.Decoder(TurnEvent).decode
 _META = "fuseforks_meta"
 _EVENTS = "events"
 _WAL_HEADER = b"\x02\x02"
@@ -230,6 +229,20 @@ class SqliteStore:
             )
 
     @contextmanager
+    def _write(self) -> Iterator[None]:
+        """One write transaction that takes the write lock at its start (`BEGIN IMMEDIATE`): two
+        processes appending to one turn then queue, and the later one meets the sequence check
+        (`ConcurrencyError`) instead of a lock upgrade that fails as "database is locked"."""
+        connection = self.db.conn
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+
+    @contextmanager
     def _translate(self, doing: str) -> Iterator[None]:
         """Turn sqlite3's errors into the project's own, naming the file."""
         try:
@@ -289,7 +302,7 @@ class SqliteStore:
             if leak is not None:
                 raise PixelLeakError(f"{self.path}: refusing to store {e.kind} #{e.seq}: it holds {leak}")
             rows.append((e.turn_id, e.seq, e.kind, e.version, e.at, body.decode()))
-        with self._lock, self._translate("append"), self.db.atomic():
+        with self._lock, self._translate("append"), self._write():
             turn_id = envelopes[0].turn_id if envelopes else ""
             check_continuation(envelopes, self._last_seq(turn_id))
             self.db.conn.executemany(
@@ -310,18 +323,7 @@ class SqliteStore:
         if after and any(version != SCHEMA_VERSION for _, version, _, _ in rows):
             # Older events are upcast with their turn's context, which starts at seq 1.
             return [e for e in self.read(turn_id) if e.seq > after]
-        decode = _decode_current
-        context: dict[str, object] = {}
-        return [
-            Envelope(
-                turn_id=turn_id,
-                seq=seq,
-                at=at,
-                event=decode(body) if version == SCHEMA_VERSION
-                else decode_event(body, version, context),
-            )
-            for seq, version, at, body in rows
-        ]
+        return turn_envelopes(turn_id, rows)
 
     def conversation(self, conversation_id: str) -> list[Envelope]:
         """The `TurnStarted` and `TurnEnded` of every turn of a conversation (by turn, in seq)."""
@@ -334,12 +336,7 @@ class SqliteStore:
                 "AND json_extract(body, '$.conversation_id') = ?) ORDER BY turn_id, seq",
                 [conversation_id],
             )
-        return [
-            Envelope(turn_id=turn_id, seq=seq, at=at,
-                     event=_decode_current(body) if version == SCHEMA_VERSION
-                     else decode_event(body, version, {}))
-            for turn_id, seq, version, at, body in rows
-        ]
+        return envelopes(rows)
 
     def of_kinds(self, kinds: Sequence[str]) -> list[Envelope]:
         """Every stored event of these kinds (the `kind` index finds them), oldest first."""
@@ -351,12 +348,7 @@ class SqliteStore:
                 f"WHERE kind IN ({marks}) ORDER BY at, turn_id, seq",
                 list(kinds),
             )
-        return [
-            Envelope(turn_id=turn_id, seq=seq, at=at,
-                     event=_decode_current(body) if version == SCHEMA_VERSION
-                     else decode_event(body, version, {}))
-            for turn_id, seq, version, at, body in rows
-        ]
+        return envelopes(rows)
 
     def last_seq(self, turn_id: str) -> int:
         with self._lock:

@@ -1,4 +1,9 @@
-"""The event store's small interface, shared by the in-memory and the SQLite store.
+"""The event store's small interface, shared by the in-memory, the SQLite and the PostgreSQL
+store.
+
+It is synchronous: a store's calls run off the event loop, in worker threads (`anyio.to_thread`),
+and the turns of one agent may call it from several threads at once; the SQLite and PostgreSQL
+stores are safe to share between threads.
 
 An append is one unit of work — the engine appends a round at a time — and must continue the
 turn's sequence exactly: the first envelope's seq is the turn's last seq + 1 and the rest follow

