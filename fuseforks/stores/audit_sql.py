@@ -8,6 +8,8 @@ give the same rows as `fuseforks.projections.audit`, for the `sqlite-utils` CLI 
 
 from __future__ import annotations
 
+import msgspec
+
 from fuseforks.projections.audit import AuditFilter, DeliveryRow, OriginRow
 
 SCHEMA = [
@@ -102,34 +104,54 @@ _DELIVERY_COLUMNS = ", ".join(
 )
 
 
-def origins_by_digest(digest: str) -> tuple[str, list[str]]:
+class Dialect(msgspec.Struct, frozen=True, kw_only=True):
+    """What the audit queries need to know of an SQL store: its parameter mark, the relations
+    that hold the rows, the tie-breaker after (at, turn, seq), and how it compares times."""
+
+    mark: str = "?"
+    origins: str = "image_origins"
+    deliveries: str = "image_deliveries"
+    tie: str = ""
+    since_in_sql: bool = True
+    """SQLite compares `since` in SQL (`strftime`); a store that cannot leaves it to
+    `AuditFilter.keeps` after the query."""
+    delivery_columns: str = _DELIVERY_COLUMNS
+    """SQLite's views hold `stripped` as 0/1 and cast it; a store with booleans lists the fields."""
+
+
+SQLITE = Dialect()
+
+
+def origins_by_digest(digest: str, dialect: Dialect = SQLITE) -> tuple[str, list[str]]:
+    m = dialect.mark
     return (
-        f"SELECT {_ORIGIN_COLUMNS} FROM image_origins WHERE digest = ? AND turn_id IN "
-        "(SELECT turn_id FROM image_index WHERE digest = ? AND role = 'origin') "
-        "ORDER BY at, turn_id, seq",
+        f"SELECT {_ORIGIN_COLUMNS} FROM {dialect.origins} WHERE digest = {m} AND turn_id IN "
+        f"(SELECT turn_id FROM image_index WHERE digest = {m} AND role = 'origin') "
+        f"ORDER BY at, turn_id, seq{dialect.tie}",
         [digest, digest],
     )
 
 
-def deliveries_where(where: AuditFilter) -> tuple[str, list[str]]:
+def deliveries_where(where: AuditFilter, dialect: Dialect = SQLITE) -> tuple[str, list[str]]:
     """The deliveries `where` asks for, by the rules of `AuditFilter.keeps`: times compare as
     UTC instants to the millisecond (`strftime` reads offsets), not as strings."""
+    m = dialect.mark
     clauses, params = [], []
     if where.digest is not None:
-        clauses.append("digest = ? AND turn_id IN (SELECT turn_id FROM image_index "
-                       "WHERE digest = ? AND role = 'delivery')")
+        clauses.append(f"digest = {m} AND turn_id IN (SELECT turn_id FROM image_index "
+                       f"WHERE digest = {m} AND role = 'delivery')")
         params += [where.digest, where.digest]
     for column, value in (("wire", where.wire), ("model", where.model), ("tool", where.tool)):
         if value is not None:
-            clauses.append(f"{column} = ?")
+            clauses.append(f"{column} = {m}")
             params.append(value)
-    if where.since is not None:
-        clauses.append(f"strftime('{AT_KEY_FORMAT}', at) >= ?")
+    if where.since is not None and dialect.since_in_sql:
+        clauses.append(f"strftime('{AT_KEY_FORMAT}', at) >= {m}")
         params.append(where.since)
     condition = " WHERE " + " AND ".join(clauses) if clauses else ""
     return (
-        f"SELECT {_DELIVERY_COLUMNS} FROM image_deliveries{condition} "
-        "ORDER BY at, turn_id, request_seq",
+        f"SELECT {dialect.delivery_columns} FROM {dialect.deliveries}{condition} "
+        f"ORDER BY at, turn_id, request_seq{dialect.tie}",
         params,
     )
 
@@ -138,10 +160,12 @@ AT_KEY_FORMAT = "%Y-%m-%dT%H:%M:%fZ"
 """`strftime` format of `fuseforks.projections.audit.at_key`."""
 
 
-def digests_with_prefix(prefix: str) -> tuple[str, list[str]]:
+def digests_with_prefix(prefix: str, dialect: Dialect = SQLITE) -> tuple[str, list[str]]:
     """Every indexed digest that starts with `prefix` (lowercase hex): a range of the index's
     primary key, so it is a lookup however large the store."""
+    m = dialect.mark
     return (
-        "SELECT DISTINCT digest FROM image_index WHERE digest >= ? AND digest < ? ORDER BY digest",
+        f"SELECT DISTINCT digest FROM image_index WHERE digest >= {m} AND digest < {m} "
+        "ORDER BY digest",
         [prefix, prefix + "g"],  # "g" sorts after every hex digit
     )

@@ -60,6 +60,7 @@ from fuseforks.events.codec import encode_event as _encode_event
 from fuseforks.events.privacy import PixelLeakError, find_pixel_leak
 from fuseforks.events.types import TurnEvent
 from fuseforks.projections.audit import AuditFilter, AuditRows, DeliveryRow, OriginRow
+from fuseforks.stores import audit_sql
 from fuseforks.stores import postgres_sql as sql
 from fuseforks.stores.postgres_sql import STORE_VERSION, DatabaseUrl, redact_url, url_password
 from fuseforks.stores.rows import envelopes, turn_envelopes
@@ -416,7 +417,7 @@ class PostgresStore:
         return AuditRows(origins=origins, deliveries=self._deliveries(where))
 
     def image_origins(self, digest: str) -> list[OriginRow]:
-        query, params = sql.origins_by_digest(digest)
+        query, params = audit_sql.origins_by_digest(digest, sql.DIALECT)
         return msgspec.convert(self._rows(query, params), list[OriginRow])
 
     def image_deliveries(self, *, digest: str | None = None, wire: str | None = None,
@@ -427,13 +428,13 @@ class PostgresStore:
             AuditFilter(digest=digest, wire=wire, model=model, tool=tool, since=since))
 
     def _deliveries(self, where: AuditFilter) -> list[DeliveryRow]:
-        query, params = sql.deliveries_where(where)
+        query, params = audit_sql.deliveries_where(where, sql.DIALECT)
         rows = msgspec.convert(self._rows(query, params), list[DeliveryRow])
         return rows if where.since is None else [row for row in rows if where.keeps(row)]
 
     def digests(self, prefix: str) -> list[str]:
         """Every image digest of the store that starts with `prefix` (lowercase hex), sorted."""
-        query, params = sql.digests_with_prefix(prefix)
+        query, params = audit_sql.digests_with_prefix(prefix, sql.DIALECT)
         with self._connection("audit") as connection:
             return [digest for (digest,) in connection.execute(query, params)]
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote, urlsplit
 
-from fuseforks.projections.audit import AuditFilter, DeliveryRow, OriginRow
+from fuseforks.projections.audit import DeliveryRow, OriginRow
+from fuseforks.stores.audit_sql import Dialect
 
 SCHEMES = ("postgresql://", "postgres://")
 
@@ -259,40 +260,9 @@ a transaction that commits late has a smaller `tx` than those that started after
 passed over, because nothing at or after the oldest running transaction is read yet."""
 
 
-def origins_by_digest(digest: str) -> tuple[str, list[str]]:
-    return (
-        f"SELECT {_ORIGIN_COLUMNS} FROM fuseforks_image_origins WHERE digest = %s AND turn_id IN "
-        "(SELECT turn_id FROM image_index WHERE digest = %s AND role = 'origin') "
-        "ORDER BY at, turn_id, seq, image",
-        [digest, digest],
-    )
-
-
-def deliveries_where(where: AuditFilter) -> tuple[str, list[str]]:
-    """The deliveries `where` asks for, except `since`: recorded times are compared by
-    `AuditFilter.keeps` after the query, by the same reading of a time as the fold's."""
-    clauses, params = [], []
-    if where.digest is not None:
-        clauses.append("digest = %s AND turn_id IN (SELECT turn_id FROM image_index "
-                       "WHERE digest = %s AND role = 'delivery')")
-        params += [where.digest, where.digest]
-    for column, value in (("wire", where.wire), ("model", where.model), ("tool", where.tool)):
-        if value is not None:
-            clauses.append(f"{column} = %s")
-            params.append(value)
-    condition = " WHERE " + " AND ".join(clauses) if clauses else ""
-    return (
-        f"SELECT {_DELIVERY_COLUMNS} FROM fuseforks_image_deliveries{condition} "
-        "ORDER BY at, turn_id, request_seq, image",
-        params,
-    )
-
-
-def digests_with_prefix(prefix: str) -> tuple[str, list[str]]:
-    """Every indexed digest that starts with `prefix` (lowercase hex): a range of the index's
-    primary key."""
-    return (
-        "SELECT DISTINCT digest FROM image_index WHERE digest >= %s AND digest < %s "
-        "ORDER BY digest",
-        [prefix, prefix + "g"],  # "g" sorts after every hex digit
-    )
+DIALECT = Dialect(mark="%s", origins="fuseforks_image_origins",
+                  deliveries="fuseforks_image_deliveries", tie=", image", since_in_sql=False,
+                  delivery_columns=_DELIVERY_COLUMNS)
+"""The audit queries of `fuseforks.stores.audit_sql`, in PostgreSQL: the hidden views carry an
+image ordinal (the fold's tie order), and `since` is compared after the query by
+`AuditFilter.keeps`, with the same reading of a time as the fold's."""
