@@ -350,13 +350,8 @@ def turn_spans(history: Iterable[Envelope], *, capture_content: bool = False) ->
                 usage[c.USAGE_OUTPUT_TOKENS] += event.usage.output_tokens
             case LlmRetried():
                 if request is not None:
-                    retry: Attributes = {c.RETRY_ATTEMPT: event.attempt,
-                                         c.RETRY_ERROR_CLASS: event.error_class,
-                                         c.RETRY_DELAY_MS: event.delay_ms}
-                    if event.status is not None:
-                        retry[c.RETRY_STATUS] = event.status
-                    if event.code:
-                        retry[c.RETRY_CODE] = event.code
+                    retry = _retry_attributes(event)
+                    retry[c.RETRY_DELAY_MS] = event.delay_ms
                     request.events.append(TraceEvent(name=c.EVENT_RETRY, time_ns=now,
                                                      attributes=retry))
                     count = request.attributes.get(c.RETRIES, 0)
@@ -365,14 +360,8 @@ def turn_spans(history: Iterable[Envelope], *, capture_content: bool = False) ->
             case LlmRetryStopped():
                 last_error_type = event.code or event.error_class
                 if request is not None:
-                    stop: Attributes = {c.RETRY_ATTEMPT: event.attempt,
-                                        c.RETRY_ERROR_CLASS: event.error_class}
-                    if event.status is not None:
-                        stop[c.RETRY_STATUS] = event.status
-                    if event.code:
-                        stop[c.RETRY_CODE] = event.code
                     request.events.append(TraceEvent(name=c.EVENT_RETRY_STOPPED, time_ns=now,
-                                                     attributes=stop))
+                                                     attributes=_retry_attributes(event)))
             case JpegResent():
                 if request is not None:
                     request.attributes[c.JPEG_RESEND_CONVERTED] = event.converted
@@ -514,3 +503,14 @@ def turn_spans(history: Iterable[Envelope], *, capture_content: bool = False) ->
         root.attributes[c.CAP_REMOVED] = capped
     trace = trace_id(turn_id)
     return [span.freeze(trace, now) for span in spans]
+
+
+def _retry_attributes(event: LlmRetried | LlmRetryStopped) -> Attributes:
+    """What a retry and a give-up both say: the attempt, the error class, status and code."""
+    attributes: Attributes = {c.RETRY_ATTEMPT: event.attempt,
+                              c.RETRY_ERROR_CLASS: event.error_class}
+    if event.status is not None:
+        attributes[c.RETRY_STATUS] = event.status
+    if event.code:
+        attributes[c.RETRY_CODE] = event.code
+    return attributes
