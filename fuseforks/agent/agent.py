@@ -42,7 +42,6 @@ from fuseforks.core.names import (
     parse_wire,
 )
 from fuseforks.engine.turn import Turn, TurnSpec
-from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import Clock
 from fuseforks.events.types import PlacementLearned, ServerDown, TurnStarted
 from fuseforks.live.model import LiveModel
@@ -173,7 +172,7 @@ class Agent(anyio.AsyncContextManagerMixin):
         self._mcp_start_timeout = mcp_start_timeout
         self._clock = clock
         self.reprobe_after = reprobe_after
-        self._learned: list[Envelope] = []
+        self._known: list[Capability] = []
         self._retry = retry
         self._tracer_provider = tracer_provider
         self._locks: dict[str, anyio.Lock] = {}
@@ -228,7 +227,8 @@ class Agent(anyio.AsyncContextManagerMixin):
                     on_waiting=self._waiting if self._on_progress else None))
             self.start_faults = dict(hub.start_faults)
             self._tools = HubTools(hub)
-            self._learned = await anyio.to_thread.run_sync(store.of_kinds, ["PlacementLearned"])
+            self._known = capabilities(
+                await anyio.to_thread.run_sync(store.of_kinds, ["PlacementLearned"]))
             self._bus = await stack.enter_async_context(Bus(
                 subscribers, required=[StoreWriter(store)], on_failure=self._on_failure))
             try:
@@ -278,8 +278,9 @@ class Agent(anyio.AsyncContextManagerMixin):
                 outcome = await turn.run()
             finally:
                 self._running.discard(turn)
-                self._learned += [e for e in turn.recorder.history
-                                  if isinstance(e.event, PlacementLearned)]
+                self._known = capabilities(
+                    (e for e in turn.recorder.history if isinstance(e.event, PlacementLearned)),
+                    self._known)
         return turn_result(outcome, conversation_id)
 
     def _start_placement(self, live: LiveModel) -> Placement:
@@ -287,13 +288,13 @@ class Agent(anyio.AsyncContextManagerMixin):
         # Wall time, not the turn's clock: the decision is recorded on the turn (its placement),
         # and a fixed clock must not be advanced by a look at the time.
         now = datetime.now(UTC)
-        return start_placement(capabilities(self._learned), wire=self.wire, model=self.model,
+        return start_placement(self._known, wire=self.wire, model=self.model,
                                endpoint_host=live.endpoint_host, own=live.placement, now=now,
                                reprobe_after=self.reprobe_after)
 
     def capabilities(self) -> list[Capability]:
         """What this agent's record knows about where models take tool images."""
-        return capabilities(self._learned)
+        return list(self._known)
 
     def _waiting(self, server: str, seconds: float) -> None:
         assert self._on_progress is not None

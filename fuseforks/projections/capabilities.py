@@ -33,9 +33,12 @@ class Capability(msgspec.Struct, frozen=True, kw_only=True):
 Key = tuple[str, str, str, str]
 
 
-def capabilities(envelopes: Iterable[Envelope]) -> list[Capability]:
-    """One row per (wire, model, endpoint host, placement), in first-seen order."""
-    rows: dict[Key, Capability] = {}
+def capabilities(envelopes: Iterable[Envelope], known: Iterable[Capability] = ()
+                 ) -> list[Capability]:
+    """One row per (wire, model, endpoint host, placement), in first-seen order: the `known`
+    rows with what `envelopes` add (so a long-running agent folds only its new turns)."""
+    rows: dict[Key, Capability] = {
+        (r.wire, r.model, r.endpoint_host, r.placement): r for r in known}
     for envelope in envelopes:
         event = envelope.event
         if not isinstance(event, PlacementLearned):
