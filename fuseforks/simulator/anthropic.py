@@ -6,9 +6,10 @@ from typing import Any, Literal
 
 import msgspec
 
+from fuseforks.simulator import streams
 from fuseforks.simulator.brain import Answer, CallTools, Conversation, RefuseImages, Script, decide
 from fuseforks.simulator.media import decode_image
-from fuseforks.simulator.shapes import Invalid, Reply, convert, json_reply
+from fuseforks.simulator.shapes import Invalid, Reply, Streamed, convert, json_reply
 
 WIRE = "anthropic"
 
@@ -131,7 +132,7 @@ def _answering_tool_round(messages: list[Message]) -> bool:
     last = next((m for m in reversed(messages) if m.role == "assistant"), None)
     return last is not None and any(isinstance(b, ToolUseBlock) for b in _blocks(last))
 
-def handle(payload: object, seq: int, script: Script) -> Reply:
+def handle(payload: object, seq: int, script: Script) -> Reply | Streamed:
     request = convert(payload, Request, "body")
     assert isinstance(request, Request)
     decision = decide(_read(request), script)
@@ -139,15 +140,16 @@ def handle(payload: object, seq: int, script: Script) -> Reply:
         raise Invalid(decision.message, code="invalid_request_error")
     content: list[dict[str, Any]]
     if isinstance(decision, CallTools):
-        content = [{"type": "tool_use", "id": f"toolu_{seq:04d}_{i}", "name": name, "input": {}}
-                   for i, name in enumerate(decision.names)]
+        content = [{"type": "tool_use", "id": f"toolu_{seq:04d}_{i}", "name": name,
+                    "input": decision.input()} for i, name in enumerate(decision.names)]
         stop = "tool_use"
     else:
         assert isinstance(decision, Answer)
         content, stop = [{"type": "text", "text": decision.text}], "end_turn"
-    return json_reply({
+    message = {
         "id": f"msg_sim_{seq:04d}", "type": "message", "role": "assistant",
         "model": request.model, "content": content, "stop_reason": stop, "stop_sequence": None,
         "usage": {"input_tokens": 100 + seq, "output_tokens": 10, "cache_read_input_tokens": 0,
                   "cache_creation_input_tokens": 0},
-    })
+    }
+    return streams.anthropic(message) if request.stream else json_reply(message)

@@ -1,7 +1,7 @@
 """The simulated model: a scripted conversation plus model profiles observed on real providers.
 
 Script: while fewer than `rounds` tool rounds have happened, call the scripted tools (default: the
-first declared tool); after that, answer about the images of the latest tool round. The model reads
+first declared tool) with the scripted `arguments`; after that, answer about the images of the latest tool round. The model reads
 the conversation's meaning, not its last message: while the latest assistant turn is a tool call
 (answered by the tool results), the images after it count wherever they sit — inside the tool
 results, in a user message after them (the alternate placement), before or after a trailing system
@@ -20,6 +20,9 @@ OpenAI's reasoning models refuse `max_tokens` and `temperature` on Chat Completi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
 
 from fuseforks.simulator.eyes import answer_about, media_type_of
 
@@ -49,7 +52,15 @@ class Script:
 
     call_tools: tuple[str, ...] = ()  # empty: the first declared tool
     rounds: int = 1
-    latency: float = 0.0  # seconds before each answer, like a real model's time to respond
+    latency: float = 0.0  # seconds before each answer (a stream's first frame), like a real model
+    # The JSON object each called tool gets: a longer one makes a streamed call arrive in pieces.
+    arguments: str = "{}"
+
+    def __post_init__(self) -> None:
+        try:
+            msgspec.json.decode(self.arguments, type=dict[str, Any])
+        except msgspec.DecodeError as exc:  # a script error, not a request the provider refuses
+            raise ValueError(f"Script.arguments must be a JSON object: {exc}") from None
 
 
 DEFAULT_SCRIPT = Script()
@@ -72,6 +83,11 @@ class Conversation:
 @dataclass(frozen=True, slots=True)
 class CallTools:
     names: list[str]
+    arguments: str = "{}"  # JSON text, as Chat Completions and Responses carry it
+
+    def input(self) -> dict[str, Any]:
+        """The arguments as an object, as Anthropic's `input` and Gemini's `args` carry them."""
+        return msgspec.json.decode(self.arguments, type=dict[str, Any])
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +115,7 @@ def decide(conversation: Conversation, script: Script) -> Decision:
         conversation.tool_rounds_done == 0 or conversation.answering_tool_round
     ):
         names = [n for n in script.call_tools if n in conversation.tools] or conversation.tools[:1]
-        return CallTools(names)
+        return CallTools(names, script.arguments)
     if not conversation.answering_tool_round:
         return Answer(NO_TOOLS_ANSWER)
     if conversation.model in IMAGE_IGNORING_MODELS and conversation.latest_images:

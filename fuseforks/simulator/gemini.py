@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from fuseforks.simulator import streams
 from fuseforks.simulator.brain import (
     FUNCTION_RESPONSE_PARTS_REFUSING_PREFIXES,
     Answer,
@@ -22,7 +23,7 @@ from fuseforks.simulator.brain import (
     decide,
 )
 from fuseforks.simulator.media import decode_image
-from fuseforks.simulator.shapes import Invalid, Reply, convert, json_reply
+from fuseforks.simulator.shapes import Invalid, Reply, Streamed, convert, json_reply
 
 WIRE = "gemini"
 
@@ -241,7 +242,9 @@ def _refuse_function_response_parts(request: Request, model: str) -> None:
             "status": "INVALID_ARGUMENT"}}])
 
 
-def handle(payload: object, seq: int, script: Script, model: str) -> Reply:
+def handle(payload: object, seq: int, script: Script, model: str,
+           stream: Literal["sse", "json"] | None = None) -> Reply | Streamed:
+    """`stream`: `streamGenerateContent` with `alt=sse` ("sse") or without ("json")."""
     request = _convert(payload)
     conversation = _read(request, model)
     _refuse_function_response_parts(request, model)
@@ -250,15 +253,19 @@ def handle(payload: object, seq: int, script: Script, model: str) -> Reply:
         raise Invalid(decision.message)
     if isinstance(decision, CallTools):
         parts: list[dict[str, Any]] = [
-            {"functionCall": {"name": name, "args": {}}, "thoughtSignature": base64.b64encode(f"sig-{seq}-{i}".encode()).decode()}
+            {"functionCall": {"name": name, "args": decision.input()},
+             "thoughtSignature": base64.b64encode(f"sig-{seq}-{i}".encode()).decode()}
             for i, name in enumerate(decision.names)]
     else:
         assert isinstance(decision, Answer)
         parts = [{"text": decision.text}]
-    return json_reply({
+    response = {
         "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP",
                         "index": 0}],
         "usageMetadata": {"promptTokenCount": 100 + seq, "candidatesTokenCount": 10,
                           "totalTokenCount": 110 + seq},
         "modelVersion": model,
-    })
+    }
+    if stream is None:
+        return json_reply(response)
+    return streams.gemini(response, as_sse=stream == "sse")

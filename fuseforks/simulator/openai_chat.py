@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from fuseforks.simulator import streams
 from fuseforks.simulator.brain import (
     MAX_TOKENS_REFUSING_PREFIXES,
     OPENAI_CHAT_PREFIXES,
@@ -23,7 +24,7 @@ from fuseforks.simulator.brain import (
     decide,
 )
 from fuseforks.simulator.media import decode_data_url
-from fuseforks.simulator.shapes import Invalid, Reply, convert, json_reply
+from fuseforks.simulator.shapes import Invalid, Reply, Streamed, convert, json_reply
 
 WIRE = "openai-compat"
 
@@ -90,6 +91,11 @@ class ToolDef(_Strict):
     function: FunctionDef
 
 
+class StreamOptions(_Strict):
+    include_usage: bool | None = None
+    include_obfuscation: bool | None = None
+
+
 class Request(_Strict):
     model: str
     messages: list[SystemMsg | DeveloperMsg | UserMsg | AssistantMsg | ToolMsg]
@@ -99,6 +105,7 @@ class Request(_Strict):
     temperature: float | None = None
     tool_choice: str | dict[str, Any] | None = None
     stream: bool = False
+    stream_options: StreamOptions | None = None
 
 
 def _tool_content(message: ToolMsg, where: str, model: str) -> None:
@@ -165,9 +172,12 @@ def _refuse_reasoning_parameters(request: Request) -> None:
                       code="unsupported_parameter", param="temperature")
 
 
-def handle(payload: object, seq: int, script: Script) -> Reply:
+def handle(payload: object, seq: int, script: Script) -> Reply | Streamed:
     request = convert(payload, Request, "body")
     assert isinstance(request, Request)
+    if request.stream_options is not None and not request.stream:
+        raise Invalid("The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+                      param="stream_options")
     _refuse_reasoning_parameters(request)
     decision = decide(_read(request), script)
     if isinstance(decision, RefuseImages):
@@ -176,16 +186,20 @@ def handle(payload: object, seq: int, script: Script) -> Reply:
     if isinstance(decision, CallTools):
         message = {"role": "assistant", "content": None, "tool_calls": [
             {"id": f"call_{seq:04d}_{i}", "type": "function",
-             "function": {"name": name, "arguments": "{}"}}
+             "function": {"name": name, "arguments": decision.arguments}}
             for i, name in enumerate(decision.names)]}
         finish = "tool_calls"
     else:
         assert isinstance(decision, Answer)
         message, finish = {"role": "assistant", "content": decision.text}, "stop"
-    return json_reply({
+    completion = {
         "id": f"chatcmpl-sim{seq:04d}", "object": "chat.completion", "created": 1_780_000_000,
         "model": request.model,
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": 100 + seq, "completion_tokens": 10, "total_tokens": 110 + seq,
                   "prompt_tokens_details": {"cached_tokens": 0}},
-    })
+    }
+    if not request.stream:
+        return json_reply(completion)
+    options = request.stream_options
+    return streams.chat(completion, include_usage=bool(options and options.include_usage))

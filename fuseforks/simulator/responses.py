@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from fuseforks.simulator import streams
 from fuseforks.simulator.brain import (
     TOOL_OUTPUT_IMAGE_REFUSING_MODELS,
     Answer,
@@ -16,7 +17,7 @@ from fuseforks.simulator.brain import (
     decide,
 )
 from fuseforks.simulator.media import decode_data_url
-from fuseforks.simulator.shapes import Invalid, Reply, convert, json_reply
+from fuseforks.simulator.shapes import Invalid, Reply, Streamed, convert, json_reply
 
 
 class _Strict(msgspec.Struct, forbid_unknown_fields=True):
@@ -186,7 +187,7 @@ def _refuse_tool_output_arrays(model: str, items: list[object]) -> None:
                           "array instead.", code="invalid_type", param=f"input[{n}].output")
 
 
-def handle(payload: dict[str, Any], seq: int, script: Script) -> Reply:
+def handle(payload: dict[str, Any], seq: int, script: Script) -> Reply | Streamed:
     request = convert(_refuse_unknown_parameters(payload), Request, "body")
     assert isinstance(request, Request)
     conversation, items = _read(request)
@@ -197,17 +198,18 @@ def handle(payload: dict[str, Any], seq: int, script: Script) -> Reply:
     output: list[dict[str, Any]]
     if isinstance(decision, CallTools):
         output = [{"type": "function_call", "id": f"fc_{seq:04d}_{i}",
-                   "call_id": f"call_{seq:04d}_{i}", "name": name, "arguments": "{}",
+                   "call_id": f"call_{seq:04d}_{i}", "name": name, "arguments": decision.arguments,
                    "status": "completed"} for i, name in enumerate(decision.names)]
     else:
         assert isinstance(decision, Answer)
         output = [{"type": "message", "id": f"msg_{seq:04d}", "role": "assistant",
                    "status": "completed",
                    "content": [{"type": "output_text", "text": decision.text, "annotations": []}]}]
-    return json_reply({
+    response = {
         "id": f"resp_sim{seq:04d}", "object": "response", "created_at": 1_780_000_000,
         "status": "completed", "model": request.model, "output": output,
         "usage": {"input_tokens": 100 + seq, "output_tokens": 10, "total_tokens": 110 + seq,
                   "input_tokens_details": {"cached_tokens": 0},
                   "output_tokens_details": {"reasoning_tokens": 0}},
-    })
+    }
+    return streams.responses(response) if request.stream else json_reply(response)

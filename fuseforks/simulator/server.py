@@ -9,8 +9,17 @@ gives the base URL each wire's client should use):
     POST /anthropic/v1/messages                           anthropic
     POST /openai-compat/v1/chat/completions               openai-compat
     POST /gemini/{v1beta,v1}/models/{model}:generateContent  gemini (both API versions)
+    POST /gemini/{v1beta,v1}/models/{model}:streamGenerateContent?alt=sse
+                                                          gemini, streamed: `data:` frames
+    POST /gemini/{v1beta,v1}/models/{model}:streamGenerateContent
+                                                          gemini, streamed: one JSON array
     POST /{openai,xai,meta,perplexity}/v1/responses       the four Responses wires
     POST /_sim/faults                                     queue faults (JSON list of Fault)
+
+`"stream": true` in the body of the anthropic, openai-compat and Responses routes answers with
+that service's server-sent events (`streams.py`), sent chunked frame by frame; a request refused
+before streaming starts (auth, 400s, profiles) is answered with a plain JSON error, as the real
+services do. `Script.latency` delays the answer, so a stream's first frame.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import anyio
 import h11
@@ -32,7 +41,8 @@ from anyio.abc import SocketAttribute, SocketStream
 
 from fuseforks.simulator import anthropic, gemini, openai_chat, responses
 from fuseforks.simulator.brain import DEFAULT_SCRIPT, Script
-from fuseforks.simulator.shapes import Invalid, Reply, error_body, error_reply
+from fuseforks.simulator.sending import send_cut, send_reply, send_stream
+from fuseforks.simulator.shapes import Invalid, Reply, Streamed, error_body, error_reply
 
 logger = logging.getLogger("fuseforks.simulator")
 _READ_BYTES = 1 << 20
@@ -46,17 +56,22 @@ WIRE_PREFIXES: dict[str, str] = {
     "meta-responses": "/meta/v1",
     "perplexity-responses": "/perplexity/v1",
 }
-_GEMINI_PATH = re.compile(r"/gemini/v1(?:beta)?/models/(?P<model>[^/:]+):generateContent")
+_GEMINI_PATH = re.compile(
+    r"/gemini/v1(?:beta)?/models/(?P<model>[^/:]+):(?P<method>generateContent|streamGenerateContent)")
 _RESPONSES_PATHS = {f"{WIRE_PREFIXES[w]}/responses": w for w in
                     ("openai-responses", "xai-responses", "meta-responses", "perplexity-responses")}
 
 
 class Fault(msgspec.Struct, frozen=True, kw_only=True):
-    """One injected misbehaviour, consumed by the next request (of `wire`, when set)."""
+    """One injected misbehaviour, consumed by the next request (of `wire`, when set).
 
-    kind: Literal["status", "garbage", "drop", "stall"]
+    `cut` answers as usual but stops part way: the headers and some of a stream's frames (half a
+    whole body), then the connection closes without the end of the answer."""
+
+    kind: Literal["status", "garbage", "drop", "stall", "cut"]
     status: int = 500
     seconds: float = 0.0  # stall: how long to keep the client waiting before dropping
+    frames: int | None = None  # cut: frames sent before closing (default: half; never all)
     retry_after: float | None = None
     wire: str | None = None
     echo_key: bool = False  # the error message quotes the key received, as some providers do
@@ -79,6 +94,10 @@ class Fault(msgspec.Struct, frozen=True, kw_only=True):
     def stall(cls, seconds: float, *, wire: str | None = None) -> Fault:
         return cls(kind="stall", seconds=seconds, wire=wire)
 
+    @classmethod
+    def cut(cls, *, frames: int | None = None, wire: str | None = None) -> Fault:
+        return cls(kind="cut", frames=frames, wire=wire)
+
 
 @dataclass(frozen=True, slots=True)
 class Received:
@@ -97,6 +116,32 @@ _DROP = object()
 @dataclass(frozen=True, slots=True)
 class _Stall:
     seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Cut:
+    answer: Reply | Streamed
+    frames: int | None
+
+
+def _status(reply: object) -> int | None:
+    """The status a reply is sent with (None: no answer at all)."""
+    if isinstance(reply, _Cut):
+        reply = reply.answer
+    if isinstance(reply, Streamed):
+        return 200
+    return reply.status if isinstance(reply, Reply) else None
+
+
+def _gemini_stream(path: str, query: str) -> Literal["sse", "json"] | None:
+    """How a Gemini route answers: `streamGenerateContent` streams, as `data:` frames with
+    `alt=sse`, else as one JSON array sent in pieces."""
+    match = _GEMINI_PATH.fullmatch(path)
+    if match is None or match["method"] != "streamGenerateContent":
+        return None
+    return "sse" if parse_qs(query).get("alt") == ["sse"] else "json"
+
+
 GARBAGE_BODY = b'{"id": "garbage", "choices": [ {"message": '  # truncated JSON
 
 
@@ -199,21 +244,21 @@ class Simulator:
             if request is None:
                 return
             reply = self._respond(request, body)
-            if self.script.latency and isinstance(reply, Reply):
+            if self.script.latency and isinstance(reply, (Reply, Streamed, _Cut)):
                 await anyio.sleep(self.script.latency)  # a model takes time to answer
             if isinstance(reply, _Stall):
                 await anyio.sleep(reply.seconds)
                 reply = _DROP
             if reply is _DROP:
                 return  # leaving closes (aborts) the connection without an answer
-            assert isinstance(reply, Reply)
-            headers = [("content-type", "application/json"),
-                       ("content-length", str(len(reply.body))), *reply.headers]
-            await stream.send(b"".join((
-                conn.send(h11.Response(status_code=reply.status, headers=headers)) or b"",
-                conn.send(h11.Data(data=reply.body)) or b"",
-                conn.send(h11.EndOfMessage()) or b"",
-            )))
+            if isinstance(reply, _Cut):
+                await send_cut(conn, stream, reply.answer, reply.frames)
+                return  # leaving closes the connection with the answer unfinished
+            if isinstance(reply, Streamed):
+                await send_stream(conn, stream, reply)
+            else:
+                assert isinstance(reply, Reply)
+                await send_reply(conn, stream, reply)
             if conn.our_state is h11.MUST_CLOSE:
                 return
             conn.start_next_cycle()
@@ -271,15 +316,16 @@ class Simulator:
         seq = self._seq
         if self.record_dir:
             (self.record_dir / f"{seq:04d}-{wire}.json").write_bytes(body)
-        reply = self._answer(wire, model, seq, headers, urlsplit(target).query, body)
-        status = reply.status if isinstance(reply, Reply) else None
+        reply = self._answer(wire, model, seq, headers, target, body)
         self.received.append(Received(seq=seq, wire=wire, path=urlsplit(target).path, body=body,
-                                      status=status))
+                                      status=_status(reply)))
         return reply
 
-    def _answer(self, wire: str, model: str, seq: int, headers: dict[str, str], query: str,
-                body: bytes) -> Reply | object:
+    def _answer(self, wire: str, model: str, seq: int, headers: dict[str, str], target: str,
+                body: bytes) -> Reply | Streamed | object:
         fault = self._next_fault(wire)
+        if fault is not None and fault.kind == "cut":
+            return _Cut(self._reply(wire, model, seq, headers, target, body), fault.frames)
         if fault is not None:
             if fault.kind == "drop":
                 return _DROP
@@ -292,6 +338,12 @@ class Simulator:
             if fault.echo_key:
                 message = f"Incorrect API key provided: {_presented_key(wire, headers)}"
             return Reply(fault.status, error_body(wire, fault.status, message), extra)
+        return self._reply(wire, model, seq, headers, target, body)
+
+    def _reply(self, wire: str, model: str, seq: int, headers: dict[str, str], target: str,
+               body: bytes) -> Reply | Streamed:
+        """What the provider answers: a refusal, a whole reply, or a stream."""
+        path, query = urlsplit(target).path, urlsplit(target).query
         if not _auth_ok(wire, headers, query):
             return Reply(401, error_body(wire, 401, "missing or malformed API key"))
         try:
@@ -303,7 +355,8 @@ class Simulator:
             if wire == "openai-compat":
                 return openai_chat.handle(payload, seq, self.script)
             if wire == "gemini":
-                return gemini.handle(payload, seq, self.script, model)
+                return gemini.handle(payload, seq, self.script, model,
+                                     _gemini_stream(path, query))
             return responses.handle(payload, seq, self.script)
         except msgspec.DecodeError as exc:
             return error_reply(wire, Invalid(f"We could not parse the JSON body of your request ({exc})"))

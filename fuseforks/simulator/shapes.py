@@ -1,4 +1,4 @@
-"""Each provider's error body, as the simulator answers it, and the shared reply type."""
+"""Each provider's error body, as the simulator answers it, and the shared reply types."""
 
 from __future__ import annotations
 
@@ -14,6 +14,15 @@ class Reply:
     status: int
     body: bytes
     headers: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Streamed:
+    """A 200 answer sent as it is made: each frame goes out on its own (a chunk of a chunked
+    body), so a client sees the increments a real stream has."""
+
+    frames: list[bytes]
+    content_type: str = "text/event-stream"
 
 
 class Invalid(Exception):
