@@ -58,7 +58,8 @@ class ScriptedModel:
         self.clock = clock
         self.rounds = rounds
 
-    async def chat(self, request: ChatRequest, vault: ImageVault, notes: Any) -> ChatResponse:
+    async def chat(self, request: ChatRequest, vault: ImageVault, notes: Any, *,
+                   on_text: Any = None) -> ChatResponse:
         self.clock.append(time.perf_counter())
         self.calls += 1
         calls = [] if self.calls > self.rounds else [ToolCall(id=f"c{self.calls}", name="cam__frame")]

@@ -16,7 +16,9 @@ if TYPE_CHECKING:
         ConversationTurn,
         HistoryBudget,
         SentImage,
+        TextDelta,
         TurnResult,
+        TurnStream,
     )
     from fuseforks.core.errors import FuseforksError, RecordingFailed
     from fuseforks.images.normalize import normalize_image
@@ -29,7 +31,9 @@ _EXPORTS = {
     "ConversationTurn": "fuseforks.agent",
     "HistoryBudget": "fuseforks.agent",
     "SentImage": "fuseforks.agent",
+    "TextDelta": "fuseforks.agent",
     "TurnResult": "fuseforks.agent",
+    "TurnStream": "fuseforks.agent",
     "FuseforksError": "fuseforks.core.errors",
     "RecordingFailed": "fuseforks.core.errors",
     "normalize_image": "fuseforks.images.normalize",
@@ -43,7 +47,9 @@ __all__ = [
     "HistoryBudget",
     "RecordingFailed",
     "SentImage",
+    "TextDelta",
     "TurnResult",
+    "TurnStream",
     "__version__",
     "normalize_image",
 ]

@@ -2,6 +2,8 @@
 
 from fuseforks.agent.agent import Agent, Conversation, McpServers
 from fuseforks.agent.result import SentImage, TurnResult
+from fuseforks.agent.stream import TurnStream
+from fuseforks.ports.model import TextDelta
 from fuseforks.projections.conversation import ConversationTurn, HistoryBudget
 
 __all__ = [
@@ -11,5 +13,7 @@ __all__ = [
     "HistoryBudget",
     "McpServers",
     "SentImage",
+    "TextDelta",
     "TurnResult",
+    "TurnStream",
 ]

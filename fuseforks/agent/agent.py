@@ -28,6 +28,7 @@ import anyio.to_thread
 
 from fuseforks.agent.progress import Progress, ProgressModel, ProgressTools
 from fuseforks.agent.result import TurnResult, turn_result
+from fuseforks.agent.stream import TurnStream
 from fuseforks.bus.bus import Bus, Subscriber, SubscriberFailure
 from fuseforks.bus.subscribers import LogWriter, StoreWriter
 from fuseforks.core.errors import FuseforksError
@@ -41,6 +42,7 @@ from fuseforks.core.names import (
     parse_language,
     parse_wire,
 )
+from fuseforks.engine.takeover import NothingToTakeOver, resume
 from fuseforks.engine.turn import Turn, TurnSpec
 from fuseforks.events.sequencer import Clock
 from fuseforks.events.types import PlacementLearned, ServerDown, TurnStarted
@@ -48,7 +50,7 @@ from fuseforks.live.model import LiveModel
 from fuseforks.live.tools import HubTools
 from fuseforks.mcp.config import ServerConfig, load_config, parse_config
 from fuseforks.mcp.hub import DEFAULT_START_TIMEOUT, ToolHub
-from fuseforks.ports.model import ModelPort
+from fuseforks.ports.model import ModelPort, OnText
 from fuseforks.ports.tools import ToolPort
 from fuseforks.projections.capabilities import (
     DEFAULT_REPROBE_AFTER,
@@ -83,8 +85,12 @@ class Conversation:
         self.agent = agent
         self.id = conversation_id
 
-    async def run(self, request: str) -> TurnResult:
-        return await self.agent.run(request, conversation=self)
+    async def run(self, request: str, *, on_text: OnText | None = None) -> TurnResult:
+        return await self.agent.run(request, conversation=self, on_text=on_text)
+
+    def stream(self, request: str) -> TurnStream:
+        """A turn of this conversation, its text read as it arrives (see `Agent.stream`)."""
+        return self.agent.stream(request, conversation=self)
 
     async def turns(self) -> list[ConversationTurn]:
         return await self.agent.conversation_turns(self.id)
@@ -246,10 +252,14 @@ class Agent(anyio.AsyncContextManagerMixin):
         return conversation_turns(envelopes)
 
     async def run(self, request: str, *, conversation: Conversation | str | None = None,
-                  turn_id: str | None = None) -> TurnResult:
+                  turn_id: str | None = None, on_text: OnText | None = None) -> TurnResult:
         """Run one turn. Raises `RecordingFailed` if the record could not be written: a turn
         that is not recorded is never reported as a success. `turn_id` names the turn (a new id
-        by default); a turn id the store already holds is refused by the store's sequence guard."""
+        by default); a turn id the store already holds is refused by the store's sequence guard.
+
+        With `on_text`, every model call of the turn streams and each piece of its text goes to
+        `on_text` as a `TextDelta` while it arrives. Deltas are progress, not facts: the record
+        is the same as without them."""
         bus, tools, live = self._require(self._bus), self._require(self._tools), self._live
         assert live is not None
         if isinstance(conversation, Conversation):
@@ -272,7 +282,8 @@ class Agent(anyio.AsyncContextManagerMixin):
             if self._on_progress is not None:
                 model = ProgressModel(live, self._on_progress)
                 port = ProgressTools(tools, self._on_progress)
-            turn = Turn(spec, model, port, publish=bus.publish, turn_id=turn_id, clock=self._clock)
+            turn = Turn(spec, model, port, publish=bus.publish, turn_id=turn_id, clock=self._clock,
+                        on_text=on_text)
             self._running.add(turn)
             try:
                 outcome = await turn.run()
@@ -281,6 +292,55 @@ class Agent(anyio.AsyncContextManagerMixin):
                 self._known = capabilities(
                     (e for e in turn.recorder.history if isinstance(e.event, PlacementLearned)),
                     self._known)
+        return turn_result(outcome, conversation_id)
+
+    def stream(self, request: str, *, conversation: Conversation | str | None = None,
+               turn_id: str | None = None) -> TurnStream:
+        """Run one turn and read its text as it arrives:
+
+            async with agent.stream("Describe the picture.") as turn:
+                async for delta in turn:          # TextDelta(round, purpose, text, attempt)
+                    print(delta.text, end="", flush=True)
+            result = turn.result                  # the TurnResult, as `run` returns it
+
+        Leaving the block waits for the turn's end; leaving it with an exception interrupts the
+        turn (recorded). See `TurnStream`."""
+        return TurnStream(lambda on_text: self.run(request, conversation=conversation,
+                                                   turn_id=turn_id, on_text=on_text))
+
+    async def take_over(self, turn_id: str, *, worker: str = "") -> TurnResult:
+        """Take over a turn whose process died: its record (in this agent's store, without an
+        end) is re-driven — nothing recorded is asked or called again — and the turn goes on
+        here, recording `TurnTakenOver` where the record stopped. The record names the agent,
+        wire and model; this agent must run the same wire and model. Raises
+        `NothingToTakeOver` for a turn that has ended or has no record, `PrefixDiverged` when
+        today's engine cannot re-drive the record, `RecordingFailed` as `run` does."""
+        bus, tools, live = self._require(self._bus), self._require(self._tools), self._live
+        store = self._require(self._store)
+        assert live is not None
+        recorded = await anyio.to_thread.run_sync(store.read, turn_id)
+        if not recorded:
+            raise NothingToTakeOver(f"turn {turn_id} has no record")
+        started = recorded[0].event
+        conversation_id = started.conversation_id if isinstance(started, TurnStarted) else ""
+        model: ModelPort = live
+        port: ToolPort = tools
+        if self._on_progress is not None:
+            model = ProgressModel(live, self._on_progress)
+            port = ProgressTools(tools, self._on_progress)
+        lock = self._locks.setdefault(conversation_id or turn_id, anyio.Lock())
+        async with lock:
+            bus.forget(turn_id)  # whatever failed before, the turn goes on from its record
+            turn = resume(recorded, model, port, worker=worker or self.name,
+                          publish=bus.publish, clock=self._clock)
+            self._running.add(turn)
+            try:
+                outcome = await turn.run()
+            finally:
+                self._running.discard(turn)
+                self._known = capabilities(
+                    (e for e in turn.recorder.history[len(recorded):]
+                     if isinstance(e.event, PlacementLearned)), self._known)
         return turn_result(outcome, conversation_id)
 
     def _start_placement(self, live: LiveModel) -> Placement:
@@ -312,6 +372,14 @@ class Agent(anyio.AsyncContextManagerMixin):
             return None
 
         return await anyio.to_thread.run_sync(find)
+
+    def hand_back(self) -> int:
+        """Stop every running turn without recording an end (each `run` raises `HandedBack`),
+        for another process to take them over; returns how many."""
+        running = list(self._running)
+        for turn in running:
+            turn.hand_back()
+        return len(running)
 
     def interrupt(self, cause: InterruptCause = "cancelled") -> int:
         """Interrupt every turn this agent is running (each records it); returns how many."""

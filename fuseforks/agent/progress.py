@@ -9,7 +9,7 @@ from fuseforks.core.canonical import ChatRequest, ChatResponse
 from fuseforks.core.names import Language
 from fuseforks.events.types import ToolSpecRecord
 from fuseforks.images.vault import ImageVault
-from fuseforks.ports.model import ModelNotes, ModelPort
+from fuseforks.ports.model import ModelNotes, ModelPort, TextListener
 from fuseforks.ports.tools import ToolOutput, ToolPort
 
 Progress = Callable[[str], None]
@@ -24,9 +24,10 @@ class ProgressModel:
         self.wire, self.model = inner.wire, inner.model
         self.endpoint_host, self.placement = inner.endpoint_host, inner.placement
 
-    async def chat(self, request: ChatRequest, vault: ImageVault, notes: ModelNotes) -> ChatResponse:
+    async def chat(self, request: ChatRequest, vault: ImageVault, notes: ModelNotes, *,
+                   on_text: TextListener | None = None) -> ChatResponse:
         self.progress(f"waiting on {self.wire} ({self.model} at {self.endpoint_host})")
-        return await self.inner.chat(request, vault, notes)
+        return await self.inner.chat(request, vault, notes, on_text=on_text)
 
 
 class ProgressTools:

@@ -1,7 +1,8 @@
 """`fuseforks chat`: an interactive session — one conversation, turn after turn, in a terminal.
 
-Each turn prints its log lines as they are recorded, with the display line of a tool's images
-("(1 image: JPEG 21 KB)") under its tool line, then the answer and the turn's token usage.
+Each turn prints the model's text as it arrives (unless `--no-stream`: then the answer once it is
+complete) and its log lines as they are recorded, with the display line of a tool's images
+("(1 image: JPEG 21 KB)") under its tool line, then the turn's token usage.
 Ctrl-C interrupts the turn in progress (recorded as interrupted) and the session goes on; at the
 prompt it only reminds how to leave. Ctrl-D (or /quit) ends the session with exit code 0.
 """
@@ -19,7 +20,8 @@ import click
 
 from fuseforks.agent import Agent, Conversation, TurnResult
 from fuseforks.bus.bus import Batch
-from fuseforks.cli.options import agent_options, build_agent_kwargs
+from fuseforks.cli.options import agent_options, build_agent_kwargs, stream_option
+from fuseforks.cli.text_view import TextView
 from fuseforks.core.media import format_name
 from fuseforks.core.texts import texts
 from fuseforks.events.types import (
@@ -40,7 +42,9 @@ class ChatView:
 
     name = "chat view"
 
-    def __init__(self) -> None:
+    def __init__(self, text: TextView | None = None) -> None:
+        self.text = text
+        self._echo = text.line if text is not None else click.echo
         self._state = LogState()
         self._images: dict[str, list[ImageMeta]] = {}
         self._language = "en"
@@ -61,11 +65,11 @@ class ChatView:
             before = len(self._state.lines)
             self._state = evolve_log(self._state, event)
             for line in self._state.lines[before:]:
-                click.echo(line)
+                self._echo(line)
             if isinstance(event, ToolResultRecorded) and self._images.get(event.call_id):
                 shown = texts(self._language).display_line(
                     [(format_name(m.media_type), m.size) for m in self._images[event.call_id]])
-                click.echo(f"  {shown}")
+                self._echo(f"  {shown}")
             if isinstance(event, TurnEnded):
                 self._ended.setdefault(envelope.turn_id, anyio.Event()).set()
 
@@ -122,13 +126,18 @@ async def _session(agent: Agent, conversation: Conversation, view: ChatView) -> 
                 click.echo(HELP)
                 continue
             running = True
+            if view.text is not None:
+                view.text.begin()
             try:
-                last = await conversation.run(text)
+                last = await conversation.run(
+                    text, on_text=view.text.text if view.text is not None else None)
             finally:
                 running = False
             with anyio.move_on_after(5):
                 await view.shown(last.turn_id)
-            if last.answer:
+            if view.text is not None:
+                view.text.end_line()
+            if last.answer and not (view.text is not None and view.text.shown(last.answer)):
                 click.echo(last.answer)
             if last.error:
                 click.echo(f"turn failed: {last.error}")
@@ -145,12 +154,13 @@ At the prompt: /new, /turns, /audit, /quit; Ctrl-C stops a turn, Ctrl-D ends the
 @agent_options
 @click.option("--conversation", "conversation_id", default=None,
               help="Continue this conversation (default: a new one).")
-def chat(conversation_id: str | None, **options: object) -> None:
+@stream_option
+def chat(conversation_id: str | None, no_stream: bool, **options: object) -> None:
     """Talk to an agent in this terminal: one conversation, turn after turn."""
     kwargs = build_agent_kwargs(options)
 
     async def main() -> None:
-        view = ChatView()
+        view = ChatView(None if no_stream else TextView(lambda note: click.echo(f"({note})")))
         async with Agent(subscribers=[view], **kwargs) as agent:
             for server, reason in agent.start_faults.items():
                 click.echo(f"MCP server {server} did not start: {reason}", err=True)

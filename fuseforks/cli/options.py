@@ -55,6 +55,14 @@ _OPTIONS = [
 ]
 
 
+def stream_option(command: F) -> F:
+    """`--no-stream`: the answer printed once complete, not as it arrives."""
+    return click.option(
+        "--no-stream", "no_stream", is_flag=True, default=False,
+        help="Print the model's answer once it is complete instead of as it arrives "
+             "(the turn's record is the same either way).")(command)
+
+
 def agent_options(command: F) -> F:
     for option in reversed(_OPTIONS):
         command = option(command)

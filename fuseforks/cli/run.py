@@ -10,8 +10,9 @@ import click
 
 from fuseforks.agent import Agent, TurnResult
 from fuseforks.bus.bus import SubscriberFailure
-from fuseforks.cli.options import agent_options, build_agent_kwargs
+from fuseforks.cli.options import agent_options, build_agent_kwargs, stream_option
 from fuseforks.cli.signals import Interrupts
+from fuseforks.cli.text_view import TextView
 from fuseforks.core.errors import FuseforksError, RecordingFailed
 from fuseforks.mcp.config import ConfigError
 
@@ -32,14 +33,17 @@ def first_leaf(error: BaseException) -> BaseException:
     return error
 
 
-async def _run(kwargs: dict[str, Any], request: str, conversation: str | None) -> int:
+async def _run(kwargs: dict[str, Any], request: str, conversation: str | None,
+               stream: bool = True) -> int:
     interrupts = Interrupts()
     result: TurnResult | None = None
+    view = TextView(_progress) if stream else None
     try:
         async with interrupts.watching():
             with interrupts.scope:
-                async with Agent(on_log_line=click.echo, on_progress=_progress,
-                                 on_failure=_report_failure, **kwargs) as agent:
+                async with Agent(on_log_line=view.line if view else click.echo,
+                                 on_progress=_progress, on_failure=_report_failure,
+                                 **kwargs) as agent:
                     for server, reason in agent.start_faults.items():
                         _progress(f"MCP server {server} did not start: {reason}")
                     if conversation == "last":
@@ -50,7 +54,8 @@ async def _run(kwargs: dict[str, Any], request: str, conversation: str | None) -
                     elif conversation == "new":
                         conversation = None
                     interrupts.attach(agent)
-                    result = await agent.run(request, conversation=conversation)
+                    result = await agent.run(request, conversation=conversation,
+                                             on_text=view.text if view else None)
                     interrupts.detach()
     except* RecordingFailed as group:
         raise click.ClickException(
@@ -58,10 +63,13 @@ async def _run(kwargs: dict[str, Any], request: str, conversation: str | None) -
             "what was recorded before is kept") from None
     except* click.ClickException as group:
         raise first_leaf(group) from None
+    finally:
+        if view is not None:
+            view.end_line()
     if result is None or result.stop == "interrupted":
         click.echo(f"turn interrupted ({interrupts.cause or 'cancelled'})", err=True)
         return interrupts.exit_code or 1
-    if result.answer:
+    if result.answer and not (view is not None and view.shown(result.answer)):
         click.echo(f"\n{result.answer}")
     if result.error:
         click.echo(f"turn failed: {result.error}", err=True)
@@ -81,16 +89,17 @@ A local OpenAI-compatible server (a --base-url on 127.0.0.1 or localhost) needs 
 @click.option("--conversation", default="new", show_default=True,
               help="The conversation the turn belongs to: an id, `new`, or `last` (the most "
                    "recent one in the store). Earlier exchanges are sent as text only.")
+@stream_option
 @click.argument("request")
-def run(request: str, conversation: str, **options: Any) -> None:
+def run(request: str, conversation: str, no_stream: bool, **options: Any) -> None:
     """Run one turn against a real provider, with MCP tools.
 
-    Sends REQUEST to the model, calls the MCP tools it asks for, and prints the log lines as
-    they happen (progress on stderr) and the answer. The key comes from the wire's environment
-    variable; the turn is recorded into the store and the log."""
+    Sends REQUEST to the model, calls the MCP tools it asks for, and prints the model's text as
+    it arrives, with the log lines as they happen (progress on stderr). The key comes from the
+    wire's environment variable; the turn is recorded into the store and the log."""
     kwargs = build_agent_kwargs(options)
     try:
-        code = anyio.run(_run, kwargs, request, conversation)
+        code = anyio.run(_run, kwargs, request, conversation, not no_stream)
     except (ConfigError, FuseforksError) as error:
         raise click.ClickException(str(error)) from error
     except OSError as error:

@@ -17,7 +17,7 @@ import msgspec
 
 from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall
 from fuseforks.core.names import InFlight, Language, WireName
-from fuseforks.engine.turn import Turn, TurnSpec
+from fuseforks.engine.turn import Turn, TurnSpec, recorded_takeovers
 from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import FixedClock
 from fuseforks.events.types import (
@@ -36,12 +36,13 @@ from fuseforks.events.types import (
     TurnEvent,
     TurnInterrupted,
     TurnStarted,
+    TurnTakenOver,
 )
 from fuseforks.images.types import DroppedImage, NormalizedImage
 from fuseforks.images.vault import ImageVault
 from fuseforks.mcp.render import ToolOutput
 from fuseforks.ports.errors import WireError, WireRejected
-from fuseforks.ports.model import ModelNotes
+from fuseforks.ports.model import ModelNotes, TextListener
 from fuseforks.ports.notices import JpegResendNotice, RetryNotice, RetryStop
 
 _canonical = msgspec.json.Encoder(order="sorted")
@@ -93,6 +94,8 @@ def exchanges(events: Sequence[TurnEvent]) -> list[Exchange]:
         elif current is not None and isinstance(event, ResponseReceived | RequestRefused):
             found.append(Exchange(current, event))
             current = None
+        elif isinstance(event, TurnTakenOver):
+            current = None  # its answer was lost with the process; the request is sent again
     if current is not None:
         found.append(Exchange(current, None))
     return found
@@ -124,11 +127,17 @@ class ReplayModel:
         self.endpoint_host = started.endpoint_host
         self.placement = started.placement
         self._queue = deque(exchanges(events))
+        if not any(isinstance(e, TurnEnded) for e in events):
+            while self._queue and self._queue[-1].outcome is None:
+                self._queue.pop()  # a record cut by a dying process: that answer was never heard
         ended = next((e for e in events if isinstance(e, TurnEnded)), None)
         self._error_text = ended.error if ended is not None else ""
         self._interruption = interruption or _Interruption(events)
 
-    async def chat(self, request: ChatRequest, vault: ImageVault, notes: ModelNotes) -> ChatResponse:
+    async def chat(self, request: ChatRequest, vault: ImageVault, notes: ModelNotes, *,
+                   on_text: TextListener | None = None) -> ChatResponse:
+        """The next recorded exchange; a listener hears the recorded answer's text in one piece,
+        as the attempt the recording ended on (deltas were never recorded)."""
         if not self._queue:
             raise ReplayExhausted(wire=self.wire, status=None, error_class="replay",
                                   message="the recording has no further model response")
@@ -139,6 +148,9 @@ class ReplayModel:
         if outcome is None and not self._queue and self._interruption.during("request"):
             await self._interruption.enact()
         if isinstance(outcome, ResponseReceived):
+            if on_text is not None and outcome.text:
+                resent = sum(isinstance(n, LlmRetried | JpegResent) for n in exchange.notices)
+                on_text(outcome.text, 1 + resent)
             return ChatResponse(
                 text=outcome.text,
                 tool_calls=[
@@ -156,6 +168,11 @@ class ReplayModel:
                 code=outcome.code, message=outcome.message,
             )
         raise _ReplayedFailure(self._error_text, self.wire)
+
+    @property
+    def remaining(self) -> int:
+        """Recorded model calls not yet served."""
+        return len(self._queue)
 
     def _tell(self, notice: TurnEvent, notes: ModelNotes) -> None:
         wire, model, host = self.wire, self.model, self.endpoint_host
@@ -184,6 +201,7 @@ class ReplayTools:
         calls: dict[str, ToolCalled] = {}
         normalized: dict[str, ImagesNormalized] = {}
         dropped: dict[str, ImagesDropped] = {}
+        lost: set[str] = set()  # calls whose results a takeover wrote: the engine writes them again
         self._outputs: dict[tuple[str, str], deque[ToolOutput]] = defaultdict(deque)
         for event in events:
             if isinstance(event, ToolCalled):
@@ -193,6 +211,10 @@ class ReplayTools:
                 normalized[event.call_id] = event
             elif isinstance(event, ImagesDropped):
                 dropped[event.call_id] = event
+            elif isinstance(event, TurnTakenOver):
+                lost.update(event.calls_lost)
+            elif isinstance(event, ToolResultRecorded) and event.call_id in lost:
+                lost.discard(event.call_id)
             elif isinstance(event, ToolResultRecorded):
                 called = calls.get(event.call_id)
                 key = (event.name, called.arguments if called else "{}")
@@ -216,6 +238,10 @@ class ReplayTools:
 
     def tool_specs(self) -> list[ToolSpecRecord]:
         return self._specs
+
+    def holds(self, name: str, arguments: dict[str, Any]) -> bool:
+        """A recorded output of this call is still to be served."""
+        return bool(self._outputs.get((name, _canonical.encode(arguments).decode())))
 
     def server_of(self, name: str) -> str:
         return self._servers.get(name, "")
@@ -267,7 +293,8 @@ async def redrive(recorded: Sequence[Envelope]) -> list[Envelope]:
     interruption = _Interruption(events)
     turn = Turn(spec_of(started), ReplayModel(started, events, interruption),
                 ReplayTools(started, events, interruption),
-                turn_id=recorded[0].turn_id, clock=FixedClock())
+                turn_id=recorded[0].turn_id, clock=FixedClock(),
+                takeovers=recorded_takeovers(recorded))
     interruption.turn = turn
     return (await turn.run()).history
 

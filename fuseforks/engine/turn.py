@@ -31,7 +31,8 @@ from collections.abc import Sequence
 import anyio
 import msgspec
 
-from fuseforks.core.canonical import ChatResponse, ToolCall, ToolResultMessage
+from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall, ToolResultMessage
+from fuseforks.core.errors import FuseforksError
 from fuseforks.core.names import (
     DEFAULT_IMAGE_CAP,
     DEFAULT_MAX_ROUNDS,
@@ -73,11 +74,12 @@ from fuseforks.events.types import (
     TurnEnded,
     TurnInterrupted,
     TurnStarted,
+    TurnTakenOver,
 )
 from fuseforks.images.types import NormalizedImage
 from fuseforks.images.vault import ImageVault
 from fuseforks.ports.errors import WireError, WireRejected
-from fuseforks.ports.model import ModelPort
+from fuseforks.ports.model import ModelPort, OnText, text_listener
 from fuseforks.ports.tools import ToolOutput, ToolPort, fault_output
 from fuseforks.projections.messages import chat_request, deliveries
 from fuseforks.projections.turn_state import ToolEntry, TurnState, plan_cap
@@ -105,6 +107,26 @@ class TurnSpec(msgspec.Struct, frozen=True, kw_only=True):
     """Where the turn starts placing tool images; None: the wire's own placement. An agent
     starts with the placement its record says works for this model."""
     learns_placements: bool = True
+
+
+class HandedBack(FuseforksError):
+    """The turn was stopped without an end, for another process to take over."""
+
+
+class Takeover(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a turn is taken over: after the event with seq `after_seq` (the end of the record a
+    dead process left), by `worker`, which sends to `endpoint_host` from then on."""
+
+    after_seq: int
+    worker: str
+    endpoint_host: str
+
+
+def recorded_takeovers(recorded: Sequence[Envelope]) -> list[Takeover]:
+    """The takeovers a turn's record holds, to re-drive them where they happened."""
+    return [Takeover(after_seq=e.seq - 1, worker=e.event.worker,
+                     endpoint_host=e.event.endpoint_host)
+            for e in recorded if isinstance(e.event, TurnTakenOver)]
 
 
 class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -162,16 +184,24 @@ class Turn:
         turn_id: str | None = None,
         clock: Clock | None = None,
         publish: Publish | None = None,
+        takeovers: Sequence[Takeover] = (),
+        prefix: Sequence[Envelope] = (),
+        on_text: OnText | None = None,
     ) -> None:
         parse_language(spec.language)  # an unknown language fails before anything is recorded
+        self._on_text = on_text  # hears each model call's text as it arrives: progress, not facts
         self.spec = spec
         self.model = model
         self.tools = tools
         self.turn_id = turn_id or f"turn-{uuid.uuid4().hex}"
-        self.recorder = Recorder(self.turn_id, clock or SystemClock(), publish)
+        self.recorder = Recorder(self.turn_id, clock or SystemClock(), publish, prefix)
+        self._takeovers = {t.after_seq: t for t in takeovers}
+        self._endpoint_host = model.endpoint_host
+        """Where requests go; a takeover changes it (the new process has its own endpoint)."""
         self.vault = ImageVault()
         self._scope = anyio.CancelScope()
         self._cause: InterruptCause | None = None
+        self._handed_back = False
         self._in_flight: InFlight = "request"
 
     def interrupt(self, cause: InterruptCause = "cancelled") -> None:
@@ -180,6 +210,13 @@ class Turn:
         Safe to call from a signal handler's task or before `run()` starts; the first cause wins."""
         if self._cause is None:
             self._cause = cause
+        self._scope.cancel()
+
+    def hand_back(self) -> None:
+        """Stop the turn where it waits *without* recording an end: `run()` raises `HandedBack`.
+        The record stays as write-ahead left it, so another process can take the turn over
+        (a worker shutting down hands its running turns back to the queue)."""
+        self._handed_back = True
         self._scope.cancel()
 
     @property
@@ -199,7 +236,7 @@ class Turn:
         try:
             rec.emit(TurnStarted(
                 agent=self.spec.agent, wire=self.model.wire, model=self.model.model,
-                endpoint_host=self.model.endpoint_host, language=self.spec.language,
+                endpoint_host=self._endpoint_host, language=self.spec.language,
                 request=elide_base64(self.spec.request), system=elide_base64(self.spec.system),
                 tools=list(self.tools.tool_specs()), max_rounds=self.spec.max_rounds,
                 image_cap=self.spec.image_cap,
@@ -224,6 +261,8 @@ class Turn:
                 # The caller's own cancellation (not `interrupt()`): record it, then pass it on.
                 await self._record_interruption("cancelled")
                 raise
+            if outcome is None and self._handed_back:
+                raise HandedBack(f"turn {self.turn_id} was handed back after seq {rec.seq}")
             if outcome is None:  # `interrupt()` cancelled our scope
                 await self._record_interruption(self._cause or "cancelled")
                 stop: StopReason = "interrupted"
@@ -332,19 +371,20 @@ class Turn:
             return
         self.recorder.emit(PlacementLearned(
             round=self.state.round, wire=self.model.wire, model=self.model.model,
-            endpoint_host=self.model.endpoint_host, placement=placement, outcome=outcome))
+            endpoint_host=self._endpoint_host, placement=placement, outcome=outcome))
 
     async def _send(self, purpose: RequestPurpose, summary: bool) -> ChatResponse:
         rec = self.recorder
-        request = chat_request(self.state, summary=summary)
-        rec.emit(RequestSent(
-            round=self.state.round, purpose=purpose, wire=self.model.wire, model=self.model.model,
-            endpoint_host=self.model.endpoint_host, message_count=len(request.messages),
-            images=deliveries(self.state), summary=summary,
-        ))
+        request = self._request_sent(purpose, summary)
+        if self._takes_over_here():
+            # The record ends with this request, unanswered: the answer was lost with the process
+            # that sent it. Without the images that process held, it is sent again.
+            self._take_over([])
+            request = self._request_sent(purpose, summary)
         await rec.commit()  # write-ahead: the request is on record before it leaves
         self._in_flight = "request"
-        response = await self.model.chat(request, self.vault, rec)
+        response = await self.model.chat(request, self.vault, rec, on_text=text_listener(
+            self._on_text, self.state.round, purpose))
         rec.emit(ResponseReceived(
             round=self.state.round, text=elide_base64(response.text),
             tool_calls=[call_record(c) for c in response.tool_calls],
@@ -354,6 +394,29 @@ class Turn:
         if any(isinstance(m, ToolResultMessage) and m.images for m in request.messages):
             self._learn("received")
         return response
+
+    def _request_sent(self, purpose: RequestPurpose, summary: bool) -> ChatRequest:
+        request = chat_request(self.state, summary=summary)
+        self.recorder.emit(RequestSent(
+            round=self.state.round, purpose=purpose, wire=self.model.wire, model=self.model.model,
+            endpoint_host=self._endpoint_host, message_count=len(request.messages),
+            images=deliveries(self.state), summary=summary,
+        ))
+        return request
+
+    # --- taking over a turn whose process died --------------------------------------------------
+
+    def _takes_over_here(self) -> bool:
+        """The turn is being taken over and its record ends at the event just emitted."""
+        return self.recorder.seq in self._takeovers
+
+    def _take_over(self, calls: Sequence[ToolCall]) -> None:
+        takeover = self._takeovers.pop(self.recorder.seq)
+        self._endpoint_host = takeover.endpoint_host
+        self.recorder.emit(TurnTakenOver(
+            round=self.state.round, worker=takeover.worker, endpoint_host=takeover.endpoint_host,
+            images_lost=list(dict.fromkeys(d for _, d in self.state.attached_images)),
+            calls_lost=[c.id for c in calls]))
 
     def _record_rejection(self, purpose: RequestPurpose, error: WireRejected) -> None:
         self.recorder.emit(RequestRefused(
@@ -372,6 +435,15 @@ class Turn:
             record = call_record(call)
             rec.emit(ToolCalled(round=round_, call_id=call.id, server=self.tools.server_of(call.name),
                                 name=call.name, arguments=record.arguments))
+        if self._takes_over_here():
+            # The record ends with these calls started: they may or may not have run. A tool can
+            # have effects, so they are not run again; each result says it was lost.
+            self._take_over(calls)
+            lost = texts(self.spec.language).lost_result()
+            for call in calls:
+                rec.emit(ToolResultRecorded(round=round_, call_id=call.id, name=call.name,
+                                            ok=False, body=lost, fault="lost in takeover"))
+            return
         await rec.commit()  # write-ahead: the calls are on record before any starts
         self._in_flight = "tools"
         outputs: list[ToolOutput | None] = [None] * len(calls)

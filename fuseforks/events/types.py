@@ -313,6 +313,26 @@ class TurnInterrupted(Event, frozen=True, kw_only=True):
     during: InFlight
 
 
+class TurnTakenOver(Event, frozen=True, kw_only=True):
+    """Another process took the turn over where its record stops (the one running it died).
+
+    Recorded at the point the record stopped: right after the request that was sent without a
+    recorded answer, or after the tool calls that started without recorded results. The new
+    process re-drove the recorded prefix (no provider request and no tool call repeated for a step
+    whose result is recorded) and goes on live. What it could not recover is named here: the tool
+    images held only in the dead process's memory (`images_lost`: never stored, so never re-sent;
+    the model is told in the village language) and the tool calls that may or may not have run
+    (`calls_lost`: not re-run, because a tool can have effects; each gets a result saying so).
+    A request without a recorded answer is sent again (a new `RequestSent` follows): a provider
+    call has no effect besides its answer."""
+
+    round: int
+    worker: str
+    endpoint_host: str
+    images_lost: list[Digest] = []
+    calls_lost: list[str] = []
+
+
 class TurnEnded(Event, frozen=True, kw_only=True):
     rounds: int
     stop: StopReason
@@ -340,6 +360,7 @@ TurnEvent = (
     | FallbackSettled
     | RepeatDetected
     | TurnInterrupted
+    | TurnTakenOver
     | TurnEnded
 )
 

@@ -36,6 +36,7 @@ from fuseforks.events.types import (
     TurnEvent,
     TurnInterrupted,
     TurnStarted,
+    TurnTakenOver,
 )
 from fuseforks.projections.fold import fold
 
@@ -152,6 +153,11 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
             return [
                 f"turn interrupted: agent={agent} round={event.round} cause={event.cause} "
                 f"during={event.during}"
+            ]
+        case TurnTakenOver():
+            return [
+                f"turn taken over: agent={agent} round={event.round} worker={value(event.worker)} "
+                f"images_lost={len(event.images_lost)} calls_lost={len(event.calls_lost)}"
             ]
         case TurnEnded():
             return [

@@ -47,6 +47,8 @@ def tool_text(entry: ToolEntry, language: Language) -> str:
         notes.append(t.omitted_note())
     if entry.not_sent:
         notes.append(t.not_sent_note())
+    if entry.lost:
+        notes.append(t.lost_note())
     return "\n".join([entry.body, *notes]) if entry.body else "\n".join(notes)
 
 

@@ -42,6 +42,7 @@ from fuseforks.events.types import (
     TurnEvent,
     TurnInterrupted,
     TurnStarted,
+    TurnTakenOver,
 )
 
 
@@ -66,6 +67,8 @@ class ToolEntry(msgspec.Struct, frozen=True, kw_only=True):
     """Images from earlier rounds were cut by the per-request cap (noted once)."""
     not_sent: bool = False
     """Images could not be sent to this model (noted once)."""
+    lost: bool = False
+    """Images were held by a process that stopped before the turn was taken over (noted once)."""
 
 
 Entry = UserEntry | AssistantEntry | ToolEntry
@@ -166,6 +169,15 @@ def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
             }
             return replace(state, entries=_replace_tool_entries(state, change),
                            fallback_active=True)
+        case TurnTakenOver():
+            lost = set(event.images_lost)
+            change = {
+                e.call_id: replace(e, images=tuple(d for d in e.images if d not in lost),
+                                   offsets=(), lost=True)
+                for e in state.entries
+                if isinstance(e, ToolEntry) and lost.intersection(e.images)
+            }
+            return replace(state, entries=_replace_tool_entries(state, change))
         case PlacementChanged():
             return replace(state, placement=event.placement)
         case PlacementLearned():

@@ -71,6 +71,7 @@ from fuseforks.events.types import (
     TurnEnded,
     TurnInterrupted,
     TurnStarted,
+    TurnTakenOver,
 )
 from fuseforks.projections.messages import chat_request
 from fuseforks.projections.turn_state import TurnState, evolve_turn
@@ -259,6 +260,8 @@ def turn_spans(history: Iterable[Envelope], *, capture_content: bool = False) ->
                 event, (*_NOTICES, ResponseReceived, RequestRefused)):
             if isinstance(event, TurnInterrupted):
                 close_request("interrupted")
+            elif isinstance(event, TurnTakenOver):
+                close_request("lost")
             else:
                 failed.append(request)
                 request.fail("", last_error_type or c.ERROR_OTHER)
@@ -470,6 +473,15 @@ def turn_spans(history: Iterable[Envelope], *, capture_content: bool = False) ->
                     if tool.end_ns is None:
                         tool.attributes[c.TOOL_OUTCOME] = "interrupted"
                         tool.end_ns = now
+            case TurnTakenOver():
+                root.events.append(TraceEvent(name=c.EVENT_TAKEOVER, time_ns=now, attributes={
+                    c.ROUND: event.round, c.TAKEOVER_WORKER: event.worker,
+                    c.TAKEOVER_IMAGES_LOST: len(event.images_lost),
+                    c.TAKEOVER_CALLS_LOST: len(event.calls_lost)}))
+                for call_id in event.calls_lost:
+                    if (lost := tools.get(call_id)) is not None and lost.end_ns is None:
+                        lost.attributes[c.TOOL_OUTCOME] = "lost"
+                        lost.end_ns = now
             case TurnEnded():
                 root.attributes[c.TURN_STOP] = event.stop
                 root.attributes[c.TURN_ROUNDS] = event.rounds

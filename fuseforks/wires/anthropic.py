@@ -31,10 +31,23 @@ from fuseforks.core.canonical import (
 )
 from fuseforks.core.names import Placement, WireName
 from fuseforks.images.vault import ImageVault
-from fuseforks.ports.errors import WireError
+from fuseforks.ports.errors import WireError, WireGarbage
 from fuseforks.wires import parameters
-from fuseforks.wires.base import JSON, Endpoint, HttpRequest, decode_json, placement_of
+from fuseforks.wires.base import (
+    JSON,
+    Endpoint,
+    HttpRequest,
+    decode_json,
+    placement_of,
+    tool_arguments,
+)
 from fuseforks.wires.errors import classify_status
+from fuseforks.wires.streaming import (
+    EVENT_STREAM,
+    decode_event,
+    stream_cut,
+    stream_error,
+)
 
 NAME: WireName = "anthropic"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -125,7 +138,8 @@ def _messages(messages: list[Message], vault: ImageVault,
     return out
 
 
-def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpRequest:
+def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint, *,
+           stream: bool = False) -> HttpRequest:
     placement = placement_of(NAME, request, PLACEMENT, PLACEMENTS)
     params = PARAMETERS.for_model(request.model)
     body: dict[str, Any] = {"model": request.model}
@@ -143,12 +157,21 @@ def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpR
         ]
     if request.temperature is not None and params.takes("temperature"):
         body["temperature"] = request.temperature
+    if stream:
+        body["stream"] = True
     headers = {
         "content-type": "application/json",
         "anthropic-version": API_VERSION,
         **endpoint.auth("x-api-key"),
     }
+    if stream:
+        headers["accept"] = EVENT_STREAM
     return HttpRequest(url=endpoint.url("/v1/messages"), headers=headers, body=JSON.encode(body))
+
+
+def encode_stream(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpRequest:
+    """The same request with `"stream": true`: the answer comes as server-sent events."""
+    return encode(request, vault, endpoint, stream=True)
 
 
 class _Block(msgspec.Struct, frozen=True):
@@ -178,7 +201,10 @@ _STOPS = {"end_turn": "end_turn", "stop_sequence": "end_turn", "tool_use": "tool
 
 
 def decode(body: bytes) -> ChatResponse:
-    data = decode_json(NAME, body, _Response)
+    return _chat_response(decode_json(NAME, body, _Response))
+
+
+def _chat_response(data: _Response) -> ChatResponse:
     u = data.usage
     cache_read, cache_write = u.cache_read_input_tokens or 0, u.cache_creation_input_tokens or 0
     return ChatResponse(
@@ -198,3 +224,119 @@ def decode(body: bytes) -> ChatResponse:
 
 def classify(status: int, body: bytes) -> WireError:
     return classify_status(NAME, status, body, code_from="type")
+
+
+# --- streaming (`"stream": true`) --------------------------------------------------------------
+
+# The status each error type stands for outside a stream (Anthropic's table of error types).
+_ERROR_STATUS = {"invalid_request_error": 400, "authentication_error": 401, "billing_error": 402,
+                 "permission_error": 403, "not_found_error": 404, "request_too_large": 413,
+                 "rate_limit_error": 429, "api_error": 500, "timeout_error": 504,
+                 "overloaded_error": 529}
+
+
+class _Delta(msgspec.Struct, frozen=True):
+    type: str = ""
+    text: str = ""
+    partial_json: str = ""
+    stop_reason: str | None = None
+
+
+class _DeltaUsage(msgspec.Struct, frozen=True):
+    """Cumulative totals; a count left out keeps the value `message_start` gave."""
+
+    output_tokens: int | None = None
+    input_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+
+
+class _Started(msgspec.Struct, frozen=True):
+    model: str = ""
+    usage: _Usage = _Usage()
+    stop_reason: str | None = None
+
+
+class _ErrorDetail(msgspec.Struct, frozen=True):
+    type: str = ""
+    message: str = ""
+
+
+class _Event(msgspec.Struct, frozen=True):
+    type: str
+    index: int = 0
+    message: _Started | None = None
+    content_block: _Block | None = None
+    delta: _Delta | None = None
+    usage: _DeltaUsage | None = None
+    error: _ErrorDetail | None = None
+
+
+class StreamAccumulator:
+    """Anthropic's event stream: `message_start`, per content block `content_block_start`,
+    `content_block_delta` (`text_delta`, `input_json_delta`, …) and `content_block_stop`, then
+    `message_delta` (stop reason, cumulative usage) and `message_stop`; `ping` anywhere, and
+    `error` when the stream fails."""
+
+    def __init__(self) -> None:
+        self._started: _Started | None = None
+        self._blocks: dict[int, _Block] = {}
+        self._texts: dict[int, list[str]] = {}
+        self._json: dict[int, list[str]] = {}
+        self._stop_reason: str | None = None
+        self._usage: dict[str, int] = {}
+        self._stopped = False
+
+    def feed(self, event: str, data: str) -> str:
+        if event == "ping" or self._stopped:
+            return ""
+        parsed = decode_event(NAME, data, _Event)
+        if event == "error" or parsed.type == "error":
+            detail = parsed.error or _ErrorDetail()
+            raise stream_error(NAME, classify, _ERROR_STATUS.get(detail.type, 500),
+                               {"type": "error", "error": {"type": detail.type,
+                                                           "message": detail.message}})
+        if parsed.type == "message_start" and parsed.message is not None:
+            self._started = parsed.message
+        elif parsed.type == "content_block_start" and parsed.content_block is not None:
+            self._blocks[parsed.index] = parsed.content_block
+            self._texts[parsed.index] = [parsed.content_block.text]
+            self._json[parsed.index] = []
+        elif parsed.type == "content_block_delta" and parsed.delta is not None:
+            block = self._blocks.get(parsed.index)
+            if block is None:
+                raise WireGarbage(wire=NAME, status=None, error_class="garbage",
+                                  message=f"a delta for content block {parsed.index}, "
+                                          "which never started")
+            if parsed.delta.type == "text_delta" and block.type == "text":
+                self._texts[parsed.index].append(parsed.delta.text)
+                return parsed.delta.text
+            if parsed.delta.type == "input_json_delta":
+                self._json[parsed.index].append(parsed.delta.partial_json)
+        elif parsed.type == "message_delta":
+            if parsed.delta is not None and parsed.delta.stop_reason is not None:
+                self._stop_reason = parsed.delta.stop_reason
+            if parsed.usage is not None:
+                self._usage.update((k, v) for k, v in msgspec.structs.asdict(parsed.usage).items()
+                                   if v is not None)
+        elif parsed.type == "message_stop":
+            self._stopped = True
+        return ""
+
+    def finish(self) -> ChatResponse:
+        if not self._stopped or self._started is None:
+            raise stream_cut(NAME, "message_stop")
+        started = self._started
+        usage = msgspec.structs.replace(started.usage, **self._usage)
+        content = []
+        for index in sorted(self._blocks):
+            block = self._blocks[index]
+            if block.type == "text":
+                block = msgspec.structs.replace(block, text="".join(self._texts[index]))
+            elif block.type == "tool_use" and "".join(self._json[index]).strip():
+                arguments = tool_arguments(NAME, "".join(self._json[index]))
+                block = msgspec.structs.replace(block, input=arguments)
+            content.append(block)
+        return _chat_response(_Response(content=content, model=started.model,
+                                        stop_reason=self._stop_reason or started.stop_reason,
+                                        usage=usage))

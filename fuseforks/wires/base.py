@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
@@ -48,6 +48,31 @@ Decode = Callable[[bytes], ChatResponse]
 Classify = Callable[[int, bytes], WireError]
 
 
+class Accumulator(Protocol):
+    """One streamed response being read, event by event (`fuseforks/wires/streaming.py` reads
+    the server-sent events and hands each one over)."""
+
+    def feed(self, event: str, data: str) -> str:
+        """Take one event (its `event:` name, `message` when it has none, and its `data:`);
+        return the answer text it adds ("" for none). Raises a `WireError` for an error event
+        and `WireGarbage` for a frame that is not the wire's."""
+        ...
+
+    def finish(self) -> ChatResponse:
+        """The whole response, equal to what the wire's `decode` makes of the same content;
+        a `WireRetryable` (`stream_cut`) when the stream ended before its last event."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Streaming:
+    """How a wire streams: the same request asking for server-sent events, and a fresh
+    accumulator for each attempt."""
+
+    encode: Encode
+    accumulator: Callable[[], Accumulator]
+
+
 @dataclass(frozen=True, slots=True)
 class Wire:
     """One provider request format, as the client and the registry see it: what it can do is data
@@ -69,6 +94,9 @@ class Wire:
     jpeg_resend: bool = False
     """A 400 to a request with WebP images is resent once with them as JPEG (some compatible
     endpoints accept only JPEG and PNG)."""
+    streaming: Streaming | None = None
+    """How the wire streams its answer; None: it does not (a listener then hears the whole text
+    at once)."""
 
 
 T = TypeVar("T")

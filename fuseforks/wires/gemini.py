@@ -39,6 +39,7 @@ from fuseforks.ports.errors import WireError
 from fuseforks.wires import parameters
 from fuseforks.wires.base import JSON, Endpoint, HttpRequest, decode_json, placement_of
 from fuseforks.wires.errors import classify_status
+from fuseforks.wires.streaming import EVENT_STREAM, decode_event, stream_cut, stream_error
 
 NAME: WireName = "gemini"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
@@ -118,7 +119,8 @@ def _contents(messages: list[Message], vault: ImageVault,
     return out
 
 
-def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpRequest:
+def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint, *,
+           stream: bool = False) -> HttpRequest:
     placement = placement_of(NAME, request, PLACEMENT, PLACEMENTS)
     params = PARAMETERS.for_model(request.model)
     body: dict[str, Any] = {"contents": _contents(request.messages, vault, placement)}
@@ -147,8 +149,18 @@ def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpR
     if config:
         body["generationConfig"] = config
     headers = {"content-type": "application/json", **endpoint.auth("x-goog-api-key")}
-    url = endpoint.url(f"/models/{quote(request.model, safe='')}:generateContent")
+    model = quote(request.model, safe="")
+    if stream:  # the same body; the answer comes as `data:` frames of GenerateContentResponse
+        headers["accept"] = EVENT_STREAM
+        url = endpoint.url(f"/models/{model}:streamGenerateContent?alt=sse")
+    else:
+        url = endpoint.url(f"/models/{model}:generateContent")
     return HttpRequest(url=url, headers=headers, body=JSON.encode(body))
+
+
+def encode_stream(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpRequest:
+    """The same request to `:streamGenerateContent?alt=sse`."""
+    return encode(request, vault, endpoint, stream=True)
 
 
 class _FunctionCall(msgspec.Struct, frozen=True):
@@ -193,7 +205,23 @@ _STOPS = {"STOP": "end_turn", "MAX_TOKENS": "max_tokens", "SAFETY": "content_fil
 
 
 def decode(body: bytes) -> ChatResponse:
-    data = decode_json(NAME, body, _Response)
+    return _chat_response(decode_json(NAME, body, _Response))
+
+
+_CANONICAL = msgspec.json.Encoder(order="sorted")
+
+
+def _tag(text: str, candidate: _Candidate, data: _Response) -> str:
+    """What minted call ids are derived from: the answer's content (text, calls, finish reason,
+    usage, model), not the bytes it came in, so the same answer streamed or whole, and again in a
+    replay, mints the same ids."""
+    calls = [[p.function_call.name, p.function_call.args, p.thought_signature]
+             for p in candidate.content.parts if p.function_call is not None]
+    content = [text, calls, candidate.finish_reason, data.usage_metadata, data.model_version]
+    return hashlib.sha256(_CANONICAL.encode(content)).hexdigest()[:12]
+
+
+def _chat_response(data: _Response) -> ChatResponse:
     u = data.usage_metadata
     usage = Usage(  # promptTokenCount already includes cachedContentTokenCount
         input_tokens=u.prompt_token_count + u.tool_use_prompt_token_count,
@@ -205,14 +233,14 @@ def decode(body: bytes) -> ChatResponse:
                             raw_model=data.model_version)
     candidate = data.candidates[0]
     calls: list[ToolCall] = []
-    tag = hashlib.sha256(body).hexdigest()[:12]  # deterministic, so a replay mints the same ids
+    text = "".join(p.text for p in candidate.content.parts if p.text and not p.thought)
+    tag = _tag(text, candidate, data)
     for part in candidate.content.parts:
         if part.function_call is not None:
             call_id = part.function_call.id or f"{SYNTHETIC_ID_PREFIX}{tag}-{len(calls)}"
             calls.append(ToolCall(id=call_id, name=part.function_call.name,
                                   arguments=part.function_call.args,
                                   signature=part.thought_signature))
-    text = "".join(p.text for p in candidate.content.parts if p.text and not p.thought)
     stop = _STOPS.get(candidate.finish_reason or "", candidate.finish_reason or "other")
     return ChatResponse(text=text, tool_calls=calls, usage=usage,
                         stop_reason="tool_use" if calls else stop, raw_model=data.model_version)
@@ -220,3 +248,73 @@ def decode(body: bytes) -> ChatResponse:
 
 def classify(status: int, body: bytes) -> WireError:
     return classify_status(NAME, status, body, code_from="type")
+
+
+# --- streaming (`:streamGenerateContent?alt=sse`) -----------------------------------------------
+
+class _FrameError(msgspec.Struct, frozen=True):
+    code: int = 500
+    message: str = ""
+    status: str = ""
+
+
+class _Frame(msgspec.Struct, frozen=True, rename="camel"):
+    candidates: list[_Candidate] = []
+    usage_metadata: _UsageMetadata | None = None
+    model_version: str = ""
+    prompt_feedback: dict[str, Any] | None = None
+    error: _FrameError | None = None
+
+
+class StreamAccumulator:
+    """Gemini's `data:` frames, each a `GenerateContentResponse` holding the next parts of the
+    first candidate: text pieces are joined (answer and thought text apart), function calls and
+    signatures kept in order; `finishReason`, usage and model version come from the last frame
+    that has them. A frame with a `finishReason` (or a blocked prompt's `promptFeedback`) ends
+    the answer; an `{"error": …}` frame fails it."""
+
+    def __init__(self) -> None:
+        self._parts: list[_Part] = []
+        self._finish: str | None = None
+        self._usage = _UsageMetadata()
+        self._model = ""
+        self._candidate = False
+        self._ended = False
+
+    def feed(self, event: str, data: str) -> str:
+        frame = decode_event(NAME, data, _Frame)
+        if frame.error is not None:
+            error = frame.error
+            status = error.code if error.code >= 400 else 500
+            raise stream_error(NAME, classify, status, {"error": msgspec.structs.asdict(error)})
+        if frame.usage_metadata is not None:
+            self._usage = frame.usage_metadata
+        self._model = frame.model_version or self._model
+        if not frame.candidates:
+            self._ended = self._ended or frame.prompt_feedback is not None
+            return ""
+        self._candidate = True
+        candidate = frame.candidates[0]
+        text = []
+        for part in candidate.content.parts:
+            last = self._parts[-1] if self._parts else None
+            if (part.text is not None and part.function_call is None and last is not None
+                    and last.text is not None and last.function_call is None
+                    and last.thought == part.thought and last.thought_signature is None):
+                self._parts[-1] = msgspec.structs.replace(last, text=last.text + part.text,
+                                                          thought_signature=part.thought_signature)
+            else:
+                self._parts.append(part)
+            if part.text and not part.thought:
+                text.append(part.text)
+        if candidate.finish_reason is not None:
+            self._finish, self._ended = candidate.finish_reason, True
+        return "".join(text)
+
+    def finish(self) -> ChatResponse:
+        if not self._ended:
+            raise stream_cut(NAME, "a frame with a finishReason")
+        candidates = [_Candidate(content=_Content(parts=self._parts),
+                                 finish_reason=self._finish)] if self._candidate else []
+        return _chat_response(_Response(candidates=candidates, usage_metadata=self._usage,
+                                        model_version=self._model))

@@ -6,6 +6,12 @@
 exhausted, a refusal, a garbled body — is reported once through `on_retry_stop` before it is
 raised, every retry through `on_retry`. The API key is scrubbed from anything a provider echoes
 back.
+
+A call given `on_text` streams (`Wire.streaming`): the answer's text goes to `on_text` as it
+arrives and the call returns the same `ChatResponse` a whole answer gives. A status that is not
+2xx is read and classified as without streaming; a stream cut short (`stream_cut`) or an error
+event worth retrying (`stream_error`) is retried like a transport error, from the start: the
+`on_retry` notice tells a listener that the text it heard is void and the answer starts again.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Self
+from typing import Any, Self
 
 import anyio
 import httpx
@@ -34,6 +40,7 @@ from fuseforks.ports.errors import (
 from fuseforks.ports.notices import JpegResendNotice, RetryNotice, RetryStop
 from fuseforks.wires.base import Endpoint, Wire
 from fuseforks.wires.registry import endpoint_from_env, get_wire
+from fuseforks.wires.streaming import STREAM_CUT, is_event_stream, read_events
 
 REDACTED = "[redacted]"
 # The first refusals the openai-compat JPEG resend answers: one about the images' format, or a
@@ -118,10 +125,13 @@ class ProviderClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def chat(self, request: ChatRequest, vault: ImageVault) -> ChatResponse:
-        """One model call with retries; raises a `WireError` subclass on failure."""
+    async def chat(self, request: ChatRequest, vault: ImageVault,
+                   on_text: Callable[[str], None] | None = None) -> ChatResponse:
+        """One model call with retries; raises a `WireError` subclass on failure. With
+        `on_text`, the call streams and each piece of the answer's text goes to it as it
+        arrives (after an `on_retry` notice, from the start again)."""
         try:
-            return await self._attempts(request, vault)
+            return await self._attempts(request, vault, on_text)
         except WireRejected as first:
             if (not self.wire.jpeg_resend or first.status != 400
                     or first.refusal not in _MAY_BE_WEBP or not has_webp(request)):
@@ -138,19 +148,25 @@ class ProviderClient:
             self._on_jpeg_resend(JpegResendNotice(
                 wire=self.wire.name, model=request.model, host=self.host, converted=converted))
         try:
-            return await self._attempts(jpeg_request, vault)
+            return await self._attempts(jpeg_request, vault, on_text)
         except WireRejected as second:
             if second.status == 400 and second.refusal == "other":
                 second.refusal = "image"  # JPEG refused too: an unexplained 400 is the images'
             self._stop(request, second, attempts=second.attempts)
             raise
 
-    async def _attempts(self, request: ChatRequest, vault: ImageVault) -> ChatResponse:
-        http_request = self.wire.encode(request, vault, self.endpoint)
+    async def _attempts(self, request: ChatRequest, vault: ImageVault,
+                        on_text: Callable[[str], None] | None) -> ChatResponse:
+        streaming = self.wire.streaming if on_text is not None else None
+        encode = streaming.encode if streaming is not None else self.wire.encode
+        http_request = encode(request, vault, self.endpoint)
         attempt = 0
         while True:
             attempt += 1
             try:
+                if on_text is not None:
+                    return await self._stream_once(http_request.url, http_request.headers,
+                                                   http_request.body, on_text)
                 return await self._send_once(http_request.url, http_request.headers, http_request.body)
             except WireRetryable as error:
                 if attempt >= self.policy.max_attempts:
@@ -195,15 +211,71 @@ class ProviderClient:
             raise WireRetryable(wire=self.wire.name, status=None, error_class="connection",
                                 message=self._scrub_text(f"{type(exc).__name__}: {exc}")) from None
         if response.is_success:
-            try:
-                return self.wire.decode(response.content)
-            except WireGarbage as exc:
-                raise WireGarbage(wire=self.wire.name, status=response.status_code,
-                                  error_class="garbage", message=self._scrub_text(exc.message)) from None
+            return self._decoded(response.status_code, response.content)
         error = self.wire.classify(response.status_code, self._scrub(response.content))
         if isinstance(error, WireRetryable):
             error.retry_after = retry_after_seconds(response.headers)
         raise error
+
+    async def _stream_once(self, url: str, headers: dict[str, str], body: bytes,
+                           on_text: Callable[[str], None]) -> ChatResponse:
+        """One streamed attempt. Before the answer starts, failures are what they are without
+        streaming; once it has started, a transport failure is a `stream_cut`."""
+        streaming = self.wire.streaming
+        started: int | None = None  # the status of the answer once it has started
+        try:
+            async with self._http.stream("POST", url, headers=headers, content=body) as response:
+                if not response.is_success:
+                    content = await response.aread()
+                    error = self.wire.classify(response.status_code, self._scrub(content))
+                    if isinstance(error, WireRetryable):
+                        error.retry_after = retry_after_seconds(response.headers)
+                    raise error
+                started = response.status_code
+                if streaming is None or not is_event_stream(response):
+                    # a wire that cannot stream, or a server that ignored `stream`: one piece
+                    whole = self._decoded(response.status_code, await response.aread())
+                    if whole.text:
+                        on_text(whole.text)
+                    return whole
+                return await read_events(response, streaming.accumulator(), on_text)
+        except httpx.TimeoutException as exc:
+            raise WireRetryable(wire=self.wire.name, status=None,
+                                error_class=STREAM_CUT if started else "timeout",
+                                message=self._scrub_text(f"{type(exc).__name__}: {exc}")) from None
+        except httpx.TransportError as exc:
+            raise WireRetryable(wire=self.wire.name, status=None,
+                                error_class=STREAM_CUT if started else "connection",
+                                message=self._scrub_text(f"{type(exc).__name__}: {exc}")) from None
+        except WireGarbage as exc:  # a frame that is not the wire's: garbage of a 2xx, as whole
+            raise WireGarbage(wire=self.wire.name, status=exc.status or started,
+                              error_class="garbage", message=self._scrub_text(exc.message)) from None
+        except WireError as error:
+            raise self._scrubbed(error) from None
+
+    def _decoded(self, status: int, content: bytes) -> ChatResponse:
+        try:
+            return self.wire.decode(content)
+        except WireGarbage as exc:
+            raise WireGarbage(wire=self.wire.name, status=status, error_class="garbage",
+                              message=self._scrub_text(exc.message)) from None
+
+    def _scrubbed(self, error: WireError) -> WireError:
+        """`error` with the key taken out of every text it carries (an error event may quote
+        it, as some providers' error bodies do)."""
+        key = self.endpoint.api_key
+        texts = (error.error_type, error.code, error.message)
+        if not key or not any(key in text for text in texts):
+            return error
+        fields: dict[str, Any] = {
+            "wire": error.wire, "status": error.status, "error_class": error.error_class,
+            "error_type": self._scrub_text(error.error_type), "code": self._scrub_text(error.code),
+            "message": self._scrub_text(error.message)}
+        if isinstance(error, WireRetryable):
+            return WireRetryable(retry_after=error.retry_after, **fields)
+        if isinstance(error, WireRejected):
+            return WireRejected(refusal=error.refusal, **fields)
+        return type(error)(**fields)
 
     def _stop(self, request: ChatRequest, error: WireError, *, attempts: int) -> None:
         if self._on_retry_stop:

@@ -42,6 +42,13 @@ from fuseforks.wires.base import (
     tool_arguments,
 )
 from fuseforks.wires.errors import classify_status
+from fuseforks.wires.streaming import (
+    EVENT_STREAM,
+    decode_event,
+    error_status,
+    stream_cut,
+    stream_error,
+)
 
 NAME: WireName = "openai-compat"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -106,7 +113,8 @@ def _messages(request: ChatRequest, vault: ImageVault) -> list[dict[str, Any]]:
     return out
 
 
-def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpRequest:
+def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint, *,
+           stream: bool = False) -> HttpRequest:
     placement_of(NAME, request, PLACEMENT, PLACEMENTS)
     params = PARAMETERS.for_model(request.model)
     body: dict[str, Any] = {"model": request.model, "messages": _messages(request, vault)}
@@ -126,7 +134,16 @@ def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpR
     if request.temperature is not None and params.takes("temperature"):
         body["temperature"] = request.temperature
     headers = {"content-type": "application/json", **endpoint.auth("authorization", "Bearer ")}
+    if stream:  # usage comes in one more chunk, after the last choice, only when asked for
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+        headers["accept"] = EVENT_STREAM
     return HttpRequest(url=endpoint.url("/chat/completions"), headers=headers, body=JSON.encode(body))
+
+
+def encode_stream(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpRequest:
+    """The same request with `"stream": true` and `stream_options.include_usage`."""
+    return encode(request, vault, endpoint, stream=True)
 
 
 class _Function(msgspec.Struct, frozen=True):
@@ -170,7 +187,10 @@ _STOPS = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_u
 
 
 def decode(body: bytes) -> ChatResponse:
-    data = decode_json(NAME, body, _Response)
+    return _chat_response(decode_json(NAME, body, _Response))
+
+
+def _chat_response(data: _Response) -> ChatResponse:
     if not data.choices:
         return ChatResponse(text="", tool_calls=[], usage=Usage(), stop_reason="other",
                             raw_model=data.model)
@@ -193,3 +213,115 @@ def decode(body: bytes) -> ChatResponse:
 
 def classify(status: int, body: bytes) -> WireError:
     return classify_status(NAME, status, body)
+
+
+# --- streaming (`"stream": true`) --------------------------------------------------------------
+
+class _FunctionDelta(msgspec.Struct, frozen=True):
+    name: str | None = None
+    arguments: str | None = None
+
+
+class _ToolCallDelta(msgspec.Struct, frozen=True):
+    index: int = 0
+    id: str | None = None
+    function: _FunctionDelta | None = None
+
+
+class _MessageDelta(msgspec.Struct, frozen=True):
+    content: str | None = None
+    tool_calls: list[_ToolCallDelta] | None = None
+
+
+class _ChoiceDelta(msgspec.Struct, frozen=True):
+    index: int = 0
+    delta: _MessageDelta | None = None
+    finish_reason: str | None = None
+
+
+class _ChunkError(msgspec.Struct, frozen=True):
+    message: str = ""
+    type: str | None = None
+    code: str | int | None = None
+    param: str | None = None
+
+
+class _Chunk(msgspec.Struct, frozen=True):
+    choices: list[_ChoiceDelta] | None = None
+    model: str | None = None
+    usage: _Usage | None = None
+    error: _ChunkError | None = None
+
+
+class _PendingCall:
+    __slots__ = ("arguments", "id", "name")
+
+    def __init__(self) -> None:
+        self.id = ""
+        self.name = ""
+        self.arguments: list[str] = []
+
+
+class StreamAccumulator:
+    """Chat Completions chunks: `data: {chunk}` frames, each choice's `delta` adding content and
+    tool-call pieces (merged by `index`: the id and name once, the arguments in pieces), the
+    `finish_reason` on the last choice chunk, usage in a chunk of its own with no choices
+    (`stream_options.include_usage`), then `data: [DONE]`. An `{"error": …}` chunk fails it."""
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._calls: dict[int, _PendingCall] = {}
+        self._finish: str | None = None
+        self._model = ""
+        self._usage: _Usage | None = None
+        self._choice = False
+        self._done = False
+
+    def feed(self, event: str, data: str) -> str:
+        if self._done:
+            return ""
+        if data.strip() == "[DONE]":
+            self._done = True
+            return ""
+        chunk = decode_event(NAME, data, _Chunk)
+        if chunk.error is not None or event == "error":
+            error = chunk.error or _ChunkError()
+            code = "" if error.code is None else str(error.code)
+            status = error.code if isinstance(error.code, int) and error.code >= 400 else \
+                error_status(error.type, code)
+            raise stream_error(NAME, classify, status, {"error": msgspec.structs.asdict(error)})
+        self._model = chunk.model or self._model
+        if chunk.usage is not None:
+            self._usage = chunk.usage
+        text = ""
+        for choice in chunk.choices or []:
+            if choice.index != 0:
+                continue  # the non-streaming decoder reads the first choice only
+            self._choice = True
+            delta = choice.delta or _MessageDelta()
+            if delta.content:
+                text = delta.content
+                self._text.append(text)
+            for piece in delta.tool_calls or []:
+                call = self._calls.setdefault(piece.index, _PendingCall())
+                call.id = call.id or piece.id or ""
+                if piece.function is not None:
+                    call.name = call.name or piece.function.name or ""
+                    if piece.function.arguments:
+                        call.arguments.append(piece.function.arguments)
+            if choice.finish_reason is not None:
+                self._finish = choice.finish_reason
+        return text
+
+    def finish(self) -> ChatResponse:
+        if not self._done:
+            raise stream_cut(NAME, "data: [DONE]")
+        choices = []
+        if self._choice:
+            calls = [_ToolCall(id=c.id, function=_Function(name=c.name,
+                                                           arguments="".join(c.arguments)))
+                     for _, c in sorted(self._calls.items())]
+            message = _Message(content="".join(self._text) or None, tool_calls=calls or None)
+            choices.append(_Choice(message=message, finish_reason=self._finish))
+        return _chat_response(_Response(choices=choices, model=self._model,
+                                        usage=self._usage or _Usage()))

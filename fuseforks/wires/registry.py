@@ -8,7 +8,7 @@ from functools import partial
 
 from fuseforks.core.names import WIRE_NAMES, WireName, parse_wire
 from fuseforks.wires import anthropic, gemini, openai_compat, responses
-from fuseforks.wires.base import Endpoint, Wire
+from fuseforks.wires.base import Endpoint, Streaming, Wire
 
 
 def _responses_wire(name: WireName, base_url: str, key_envs: tuple[str, ...]) -> Wire:
@@ -22,6 +22,8 @@ def _responses_wire(name: WireName, base_url: str, key_envs: tuple[str, ...]) ->
         placement=responses.PLACEMENT,
         placements=responses.PLACEMENTS,
         parameters=responses.PARAMETERS,
+        streaming=Streaming(encode=responses.encode_stream,
+                            accumulator=partial(responses.StreamAccumulator, name)),
     )
 
 
@@ -29,16 +31,21 @@ _ALL: tuple[Wire, ...] = (
     Wire(name=anthropic.NAME, encode=anthropic.encode, decode=anthropic.decode,
          classify=anthropic.classify, default_base_url=anthropic.DEFAULT_BASE_URL,
          key_envs=anthropic.KEY_ENVS, placement=anthropic.PLACEMENT,
-         placements=anthropic.PLACEMENTS, parameters=anthropic.PARAMETERS),
+         placements=anthropic.PLACEMENTS, parameters=anthropic.PARAMETERS,
+         streaming=Streaming(encode=anthropic.encode_stream,
+                             accumulator=anthropic.StreamAccumulator)),
     Wire(name=openai_compat.NAME, encode=openai_compat.encode, decode=openai_compat.decode,
          classify=openai_compat.classify, default_base_url=openai_compat.DEFAULT_BASE_URL,
          key_envs=openai_compat.KEY_ENVS, placement=openai_compat.PLACEMENT,
          placements=openai_compat.PLACEMENTS, parameters=openai_compat.PARAMETERS,
-         jpeg_resend=True),
+         jpeg_resend=True,
+         streaming=Streaming(encode=openai_compat.encode_stream,
+                             accumulator=openai_compat.StreamAccumulator)),
     Wire(name=gemini.NAME, encode=gemini.encode, decode=gemini.decode,
          classify=gemini.classify, default_base_url=gemini.DEFAULT_BASE_URL,
          key_envs=gemini.KEY_ENVS, placement=gemini.PLACEMENT,
-         placements=gemini.PLACEMENTS, parameters=gemini.PARAMETERS),
+         placements=gemini.PLACEMENTS, parameters=gemini.PARAMETERS,
+         streaming=Streaming(encode=gemini.encode_stream, accumulator=gemini.StreamAccumulator)),
     _responses_wire("openai-responses", "https://api.openai.com/v1", ("OPENAI_API_KEY",)),
     _responses_wire("xai-responses", "https://api.x.ai/v1", ("XAI_API_KEY",)),
     # Meta's Llama API; its own SDK reads LLAMA_API_KEY, META_API_KEY is accepted first.

@@ -14,6 +14,7 @@ Parameters are `parameters.RESPONSES`: `max_output_tokens` only when the request
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, assert_never
 
 import msgspec
@@ -44,6 +45,13 @@ from fuseforks.wires.base import (
     tool_arguments,
 )
 from fuseforks.wires.errors import classify_status
+from fuseforks.wires.streaming import (
+    EVENT_STREAM,
+    decode_event,
+    error_status,
+    stream_cut,
+    stream_error,
+)
 
 PLACEMENT: Placement = "native"  # tests/wires/test_placement.py checks it against the encoding
 PLACEMENTS: tuple[Placement, ...] = ("native", "alternate")
@@ -117,7 +125,8 @@ def _input(request: ChatRequest, vault: ImageVault, placement: Placement) -> lis
     return items
 
 
-def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpRequest:
+def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint, *,
+           stream: bool = False) -> HttpRequest:
     placement = placement_of("the Responses format", request, PLACEMENT, PLACEMENTS)
     params = PARAMETERS.for_model(request.model)
     body: dict[str, Any] = {"model": request.model, "input": _input(request, vault, placement)}
@@ -141,7 +150,15 @@ def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpR
     if request.temperature is not None and params.takes("temperature"):
         body["temperature"] = request.temperature
     headers = {"content-type": "application/json", **endpoint.auth("authorization", "Bearer ")}
+    if stream:
+        body["stream"] = True
+        headers["accept"] = EVENT_STREAM
     return HttpRequest(url=endpoint.url("/responses"), headers=headers, body=JSON.encode(body))
+
+
+def encode_stream(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpRequest:
+    """The same request with `"stream": true`: the answer comes as Responses events."""
+    return encode(request, vault, endpoint, stream=True)
 
 
 class _Content(msgspec.Struct, frozen=True):
@@ -212,3 +229,94 @@ def decode_for(wire: WireName, body: bytes) -> ChatResponse:
 
 def classify_for(wire: WireName, status: int, body: bytes) -> WireError:
     return classify_status(wire, status, body)
+
+
+# --- streaming (`"stream": true`) --------------------------------------------------------------
+
+class _EventError(msgspec.Struct, frozen=True):
+    code: str | None = None
+    message: str = ""
+    param: str | None = None
+
+
+class _Failed(msgspec.Struct, frozen=True):
+    error: _EventError | None = None
+
+
+class _Event(msgspec.Struct, frozen=True):
+    type: str = ""
+    output_index: int = 0
+    content_index: int = 0
+    delta: str = ""
+    item: dict[str, Any] | None = None
+    part: dict[str, Any] | None = None
+    response: msgspec.Raw = msgspec.Raw()
+    # an `error` event's own fields
+    code: str | None = None
+    message: str = ""
+    param: str | None = None
+
+
+_TERMINAL = frozenset({"response.completed", "response.incomplete"})
+
+
+class StreamAccumulator:
+    """The Responses events: `response.created`, each output item's `response.output_item.added`,
+    its `response.output_text.delta` or `response.function_call_arguments.delta` pieces and
+    `response.output_item.done`, then `response.completed` (or `response.incomplete`) with the
+    whole response, which the non-streaming decoder reads — its output taken from the items
+    streamed when a server leaves it empty. `response.failed` and `error` fail it."""
+
+    def __init__(self, wire: WireName) -> None:
+        self.wire = wire
+        self._items: dict[int, dict[str, Any]] = {}
+        self._final: bytes | None = None
+
+    def feed(self, event: str, data: str) -> str:
+        if self._final is not None:
+            return ""
+        parsed = decode_event(self.wire, data, _Event)
+        kind = parsed.type or event
+        if kind == "response.output_text.delta":
+            item = self._items.get(parsed.output_index)
+            content = item.get("content") if item is not None else None
+            if isinstance(content, list) and parsed.content_index < len(content):
+                part = content[parsed.content_index]
+                if isinstance(part, dict):
+                    part["text"] = str(part.get("text", "")) + parsed.delta
+            return parsed.delta
+        if kind == "response.function_call_arguments.delta":
+            item = self._items.get(parsed.output_index)
+            if item is not None:
+                item["arguments"] = str(item.get("arguments", "")) + parsed.delta
+        elif kind in ("response.output_item.added", "response.output_item.done"):
+            if parsed.item is not None:
+                self._items[parsed.output_index] = parsed.item
+        elif kind == "response.content_part.added":
+            item = self._items.get(parsed.output_index)
+            if item is not None and isinstance(item.get("content"), list) and parsed.part:
+                item["content"].append(parsed.part)
+        elif kind in _TERMINAL and parsed.response:
+            self._final = bytes(parsed.response)
+        elif kind == "response.failed":
+            failed = decode_event(self.wire, bytes(parsed.response).decode() or "{}", _Failed)
+            self._raise(failed.error or _EventError())
+        elif kind == "error" or event == "error":
+            self._raise(_EventError(code=parsed.code, message=parsed.message, param=parsed.param))
+        return ""
+
+    def _raise(self, error: _EventError) -> None:
+        body = {"error": {"message": error.message, "type": None, "param": error.param,
+                          "code": error.code}}
+        raise stream_error(self.wire, partial(classify_for, self.wire),
+                           error_status(error.code), body)
+
+    def finish(self) -> ChatResponse:
+        if self._final is None:
+            raise stream_cut(self.wire, "response.completed")
+        response = decode_for(self.wire, self._final)
+        if response.text or response.tool_calls or not self._items:
+            return response
+        whole = msgspec.json.decode(self._final)  # a server that left `output` empty
+        whole["output"] = [self._items[i] for i in sorted(self._items)]
+        return decode_for(self.wire, JSON.encode(whole))

@@ -24,3 +24,19 @@ def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
     assert re.fullmatch(r"sent JPEG \d+ B \(native\) from camera__live_view_image", lines[1])
     assert lines[-1].startswith("tokens: ")
     assert (tmp_path / "example.db").exists() and (tmp_path / "example.log").exists()
+
+
+def test_the_readme_streaming_example_runs_as_written(tmp_path: Path) -> None:
+    text = README.read_text()
+    (code,) = re.findall(r"<!-- example: stream -->\n```python\n(.*?)```\n<!-- /example -->",
+                         text, re.S)
+    script = tmp_path / "stream.py"
+    script.write_text(code)
+    done = subprocess.run([sys.executable, "-u", str(script)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "I see 1 image. image 1: left half red, right half green.",
+        "[answered after 2 rounds]",
+    ]
+    assert (tmp_path / "stream.db").exists()

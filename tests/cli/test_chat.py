@@ -54,10 +54,12 @@ def test_a_chat_session_in_a_terminal(simulator: str, tmp_path: Path) -> None:
         chat.expect_exact("tool: agent=muse round=1 name=nik__live_view_image ok=true "
                           "body_chars=52 images=1")
         chat.expect(r"\r\n  \(1 image: JPEG \d+ KB\)\r\n")
-        chat.expect_exact("turn: agent=muse backend=anthropic model=claude-sonnet-5-5 rounds=2 "
-                          "stop=-")
-        chat.expect(r"I see 1 image\. image 1: left half red, right half green[^\r]*\r\n")
+        # The answer as it arrives, on its own line, before the turn's log line; then not again.
+        chat.expect_exact("I see 1 image. image 1: left half red, right half green.\r\n"
+                          "turn: agent=muse backend=anthropic model=claude-sonnet-5-5 rounds=2 "
+                          "stop=-\r\n")
         chat.expect(r"\[answered; rounds 2; tokens in \d+, out \d+\]")
+        assert "I see" not in chat.before
         chat.expect_exact("you> ")
         chat.sendline("/turns")
         chat.expect(r"turn-[0-9a-f]{32} answered: Take a picture\.")

@@ -51,22 +51,67 @@ def test_a_live_turn_prints_its_log_lines_progress_and_answer(simulator: str, tm
                env={"GEMINI_API_KEY": KEY})
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[:2] == [
+    # The answer is printed as it arrives — before the turn's last log line — and only then.
+    assert lines == [
         "tool: agent=muse round=1 name=nik__live_view_image ok=true body_chars=52 images=1",
+        "I see 1 image. image 1: left half red, right half green.",
         "turn: agent=muse backend=gemini model=gemini-3.8-flash rounds=2 stop=-",
     ]
-    assert lines[-1].startswith("I see 1 image. image 1: left half ")
     assert done.stderr.splitlines() == [
         "… waiting on gemini (gemini-3.8-flash at 127.0.0.1)",
         "… calling tool nik__live_view_image",
         "… waiting on gemini (gemini-3.8-flash at 127.0.0.1)",
     ]
-    assert (tmp_path / "run.log").read_text().splitlines() == lines[:2]
+    assert (tmp_path / "run.log").read_text().splitlines() == [lines[0], lines[2]]
     with SqliteStore(tmp_path / "run.db") as store:
         assert len(store.turns()) == 1
     for path in (tmp_path / "run.db", tmp_path / "run.log"):
         assert KEY.encode() not in path.read_bytes()
     assert KEY not in done.stdout + done.stderr
+
+
+def test_no_stream_prints_the_answer_once_complete_after_the_log_lines(simulator: str,
+                                                                         tmp_path) -> None:
+    done = run(tmp_path, "--wire", "gemini", "--model", "gemini-3.8-flash",
+               "--base-url", f"{simulator}/gemini/v1beta", "--agent", "muse", "--no-stream",
+               "Take a picture.", env={"GEMINI_API_KEY": KEY})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "tool: agent=muse round=1 name=nik__live_view_image ok=true body_chars=52 images=1",
+        "turn: agent=muse backend=gemini model=gemini-3.8-flash rounds=2 stop=-",
+        "",
+        "I see 1 image. image 1: left half red, right half green.",
+    ]
+
+
+def test_the_streamed_answer_comes_in_pieces_from_a_streaming_request(tmp_path) -> None:
+    """Against a simulator that records what it is asked: `"stream": true`, and the answer's
+    pieces reach the terminal before the turn ends — once."""
+    requests = tmp_path / "requests"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fuseforks", "simulator", "--port", "0", "--call",
+         "nik__live_view_image", "--record-requests", str(requests)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert process.stdout is not None
+    try:
+        url = process.stdout.readline().strip().removeprefix("simulator: listening on ")
+        done = run(tmp_path, "--wire", "anthropic", "--model", "claude-sonnet-5-5",
+                   "--base-url", f"{url}/anthropic", "Take a picture.",
+                   env={"ANTHROPIC_API_KEY": KEY})
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        process.stdout.close()
+    assert done.returncode == 0, done.stderr
+    answer = "I see 1 image. image 1: left half red, right half green."
+    assert done.stdout.splitlines() == [
+        "tool: agent=agent round=1 name=nik__live_view_image ok=true body_chars=52 images=1",
+        answer,
+        "turn: agent=agent backend=anthropic model=claude-sonnet-5-5 rounds=2 stop=-",
+    ]
+    assert done.stdout.count("I see 1 image") == 1
+    bodies = [json.loads(p.read_bytes()) for p in sorted(requests.iterdir())]
+    assert [b["stream"] for b in bodies] == [True, True]
 
 
 def test_without_a_key_the_run_names_the_variable_and_records_nothing(tmp_path) -> None:
@@ -87,9 +132,10 @@ class _LocalServer(BaseHTTPRequestHandler):
     seen: ClassVar[list[dict[str, str]]] = []
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers["content-length"]))
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         _LocalServer.seen.append({"path": self.path,
-                                  "authorization": self.headers.get("authorization", "")})
+                                  "authorization": self.headers.get("authorization", ""),
+                                  "stream": body.get("stream", False)})
         body = json.dumps({
             "id": "local-1", "object": "chat.completion", "created": 0, "model": "local",
             "choices": [{"index": 0, "finish_reason": "stop",
@@ -106,8 +152,10 @@ class _LocalServer(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
-def test_a_local_server_needs_no_key(tmp_path, host: str) -> None:
+@pytest.mark.parametrize(("host", "stream"), [("127.0.0.1", True), ("localhost", False)])
+def test_a_local_server_needs_no_key(tmp_path, host: str, stream: bool) -> None:
+    """A local server that answers whole even when asked to stream: the answer is shown at
+    once, and once."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _LocalServer)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -116,17 +164,21 @@ def test_a_local_server_needs_no_key(tmp_path, host: str) -> None:
         done = subprocess.run(
             [sys.executable, "-m", "fuseforks", "run", "--wire", "openai-compat", "--model", "local",
              "--base-url", f"http://{host}:{server.server_address[1]}/v1",
-             "--db", str(tmp_path / "run.db"), "--log", str(tmp_path / "run.log"), "Say hello."],
+             "--db", str(tmp_path / "run.db"), "--log", str(tmp_path / "run.log"), "Say hello.",
+             *([] if stream else ["--no-stream"])],
             capture_output=True, text=True, timeout=120,
             env={k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")})
     finally:
         server.shutdown()
         server.server_close()
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
-        "turn: agent=agent backend=openai-compat model=local rounds=1 stop=-", "",
-        "Hello from here."]
-    assert _LocalServer.seen == [{"path": "/v1/chat/completions", "authorization": ""}]
+    assert done.stdout.splitlines() == (
+        ["Hello from here.", "turn: agent=agent backend=openai-compat model=local rounds=1 stop=-"]
+        if stream else
+        ["turn: agent=agent backend=openai-compat model=local rounds=1 stop=-", "",
+         "Hello from here."])
+    assert _LocalServer.seen == [{"path": "/v1/chat/completions", "authorization": "",
+                                  "stream": stream}]
 
 
 def test_a_provider_that_refuses_the_key_fails_the_turn_clearly(simulator: str, tmp_path) -> None:

@@ -31,7 +31,7 @@ from fuseforks.images.types import NormalizedImage
 from fuseforks.images.vault import ImageVault
 from fuseforks.mcp import StdioServer, ToolHub
 from fuseforks.ports.errors import WireRejected
-from fuseforks.ports.model import ModelNotes
+from fuseforks.ports.model import ModelNotes, TextListener
 from fuseforks.ports.tools import ToolOutput
 from fuseforks.projections.log import turn_log
 from fuseforks.simulator import Script, run_simulator
@@ -121,7 +121,8 @@ class Refusing:
         self.refusals = list(refusals)
         self.requests: list[ChatRequest] = []
 
-    async def chat(self, request: ChatRequest, vault: ImageVault, notes: ModelNotes) -> ChatResponse:
+    async def chat(self, request: ChatRequest, vault: ImageVault, notes: ModelNotes, *,
+                   on_text: TextListener | None = None) -> ChatResponse:
         self.requests.append(request)
         has_images = any(isinstance(m, ToolResultMessage) and m.images for m in request.messages)
         if len(self.requests) == 1:

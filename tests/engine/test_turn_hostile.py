@@ -29,7 +29,8 @@ class Model:
     def __init__(self, answers: list[ChatResponse]) -> None:
         self.answers = answers
 
-    async def chat(self, request: ChatRequest, vault: ImageVault, notes: Any) -> ChatResponse:
+    async def chat(self, request: ChatRequest, vault: ImageVault, notes: Any, *,
+                   on_text: Any = None) -> ChatResponse:
         return self.answers.pop(0)
 
 

@@ -32,6 +32,7 @@ from fuseforks.events.types import (
     TurnEvent,
     TurnInterrupted,
     TurnStarted,
+    TurnTakenOver,
     Usage,
 )
 
@@ -74,5 +75,7 @@ SAMPLES: list[TurnEvent] = [
     FallbackSettled(round=2, model="m", removed=2, outcome="failed"),
     RepeatDetected(round=4, name="t", count=3),
     TurnInterrupted(round=4, cause="SIGTERM", during="tools"),
+    TurnTakenOver(round=2, worker="worker-b", endpoint_host="api.anthropic.com",
+                  images_lost=[D1, D2], calls_lost=["c1"]),
     TurnEnded(rounds=4, stop="repeat", answer="done", error=""),
 ]

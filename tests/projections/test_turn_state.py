@@ -37,6 +37,7 @@ from fuseforks.events.types import (
     TurnEvent,
     TurnInterrupted,
     TurnStarted,
+    TurnTakenOver,
 )
 from fuseforks.projections import fold
 from fuseforks.projections.turn_state import (
@@ -277,10 +278,22 @@ def test_a_placement_change_moves_the_images_and_learning_is_kept_once() -> None
     assert evolve_turn(once, learned) == once
 
 
+def test_a_takeover_takes_the_lost_images_off_the_list_and_notes_it_once() -> None:
+    state = state_of(RoundStarted(round=1), called("c1"), called("c2"), ImagesNormalized(
+        round=1, call_id="c1", images=[meta(D1)]), result("c1", [D1]), result("c2", []))
+    taken = evolve_turn(state, TurnTakenOver(round=1, worker="w", endpoint_host="h",
+                                             images_lost=[D1, "b" * 64], calls_lost=["c9"]))
+    first, second = [e for e in taken.entries if isinstance(e, ToolEntry)]
+    assert (first.images, first.offsets, first.lost) == ((), (), True)
+    assert second == [e for e in state.entries if isinstance(e, ToolEntry)][1]  # had no image
+    assert taken.attached_images == []
+    assert taken.calls == state.calls and taken.round == state.round
+
+
 def test_every_event_kind_is_covered_here() -> None:
     changing = {TurnStarted, RoundStarted, ResponseReceived, ToolCalled, ImagesNormalized,
                 ToolResultRecorded, ImagesCapped, ImagesStripped, RepeatDetected, TurnEnded,
-                PlacementChanged, PlacementLearned}
+                PlacementChanged, PlacementLearned, TurnTakenOver}
     assert changing | {type(e) for e in UNCHANGING} == set(EVENT_TYPES)
 
 

@@ -1,0 +1,131 @@
+"""Taking over a turn whose process died, at every point its record can end.
+
+The record a dying process leaves always ends at a write-ahead commit: after a `RequestSent` (a
+request in flight) or after a round's `ToolCalled` events (tool calls in flight). A reference turn
+runs to its end; its record is then cut at each commit point and taken over by a fresh agent with
+a fresh simulator and a fresh MCP server process. The takeover must repeat no recorded step, say
+what was lost, finish the turn, and verify with replay.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from fuseforks.agent import Agent
+from fuseforks.engine.replay import verify
+from fuseforks.engine.takeover import NothingToTakeOver
+from fuseforks.events.codec import Envelope
+from fuseforks.events.types import (
+    RequestSent,
+    ToolCalled,
+    ToolResultRecorded,
+    TurnEnded,
+    TurnTakenOver,
+)
+from fuseforks.mcp import StdioServer, ToolHub
+from fuseforks.simulator import Script, run_simulator
+from fuseforks.stores.memory import MemoryStore
+from tests.engine.rig import FAST, RIG, bodies
+
+WIRE, MODEL = "anthropic", "claude-sonnet-5-5"
+LOST_NOTE = "(these images are no longer available: the turn was resumed after an interruption)"
+LOST_RESULT = ("(the result of this call was lost: the turn was resumed after an interruption, "
+               "and the tool may or may not have run)")
+
+
+def cut_points(events: list[Envelope]) -> list[int]:
+    """Seqs after which the engine commits before a side effect."""
+    points = []
+    for index, envelope in enumerate(events):
+        following = events[index + 1].event if index + 1 < len(events) else None
+        if isinstance(envelope.event, RequestSent) or (
+                isinstance(envelope.event, ToolCalled) and not isinstance(following, ToolCalled)):
+            points.append(envelope.seq)
+    return points
+
+
+async def run_reference() -> list[Envelope]:
+    store = MemoryStore()
+    server = StdioServer(name="rig", command=sys.executable, args=[str(RIG)])
+    async with run_simulator(script=Script(call_tools=("rig__frame",), rounds=3)) as sim, \
+            ToolHub([server]) as hub, \
+            Agent(wire=WIRE, model=MODEL, base_url=sim.base_urls[WIRE], api_key="sk-test",
+                  tools=hub, db=store, log=None, retry=FAST, image_cap=2) as agent:
+        result = await agent.run("Look at the camera.", turn_id="turn-takeover")
+    assert result.stop == "answered"
+    return list(result.events)
+
+
+@pytest.fixture(scope="module")
+def reference() -> list[Envelope]:
+    import anyio
+    return anyio.run(run_reference)
+
+
+def test_the_reference_turn_has_every_kind_of_cut(reference: list[Envelope]) -> None:
+    points = cut_points(reference)
+    kinds = [type(reference[p - 1].event).__name__ for p in points]
+    assert kinds == ["RequestSent", "ToolCalled"] * 3 + ["RequestSent"]
+
+
+@pytest.mark.parametrize("index", range(7))
+async def test_takeover_at_each_commit_point(reference: list[Envelope], index: int) -> None:
+    cut = cut_points(reference)[index]
+    prefix = reference[:cut]
+    store = MemoryStore()
+    store.append(prefix)
+    server = StdioServer(name="rig", command=sys.executable, args=[str(RIG)])
+    async with run_simulator(script=Script(call_tools=("rig__frame",), rounds=3)) as sim, \
+            ToolHub([server]) as hub, \
+            Agent(wire=WIRE, model=MODEL, base_url=sim.base_urls[WIRE], api_key="sk-test",
+                  tools=hub, db=store, log=None, retry=FAST, image_cap=2) as agent:
+        result = await agent.take_over("turn-takeover", worker="w2")
+        received = bodies(sim)
+    stored = store.read("turn-takeover")
+    assert [e.seq for e in stored] == list(range(1, len(stored) + 1))
+    assert stored[:cut] == prefix  # the record is kept as it was
+    assert stored == list(result.events)
+    taken = stored[cut].event
+    assert isinstance(taken, TurnTakenOver)
+    assert taken.worker == "w2"
+    assert taken.endpoint_host == "127.0.0.1"
+    last = prefix[-1].event
+    # Every image on the message list was held by the dead process only.
+    carried = [i.digest for i in last.images] if isinstance(last, RequestSent) else None
+    if isinstance(last, ToolCalled):
+        calls = [e.event.call_id for e in prefix if isinstance(e.event, ToolCalled)
+                 and e.event.round == last.round]
+        assert taken.calls_lost == calls
+        results = [e.event for e in stored[cut + 1 : cut + 1 + len(calls)]]
+        assert all(isinstance(r, ToolResultRecorded) and not r.ok and r.body == LOST_RESULT
+                   and r.fault == "lost in takeover" for r in results)
+    else:
+        assert taken.calls_lost == []
+        assert taken.images_lost == carried
+        resent = stored[cut + 1].event
+        assert isinstance(resent, RequestSent) and resent.images == []
+        assert (resent.round, resent.purpose) == (last.round, last.purpose)
+    # No provider request with a recorded answer is sent again: the simulator saw exactly the
+    # requests recorded after the takeover.
+    after = [e.event for e in stored[cut:] if isinstance(e.event, RequestSent)]
+    assert len(received) == len(after)
+    if taken.images_lost:
+        assert LOST_NOTE in str(received[0])
+    assert isinstance(stored[-1].event, TurnEnded) and stored[-1].event.stop == "answered"
+    assert result.answer == stored[-1].event.answer != ""
+    verification = await verify(stored)
+    assert verification.identical, verification.divergence
+
+
+async def test_an_ended_turn_is_not_taken_over(reference: list[Envelope]) -> None:
+    store = MemoryStore()
+    store.append(reference)
+    async with Agent(wire=WIRE, model=MODEL, base_url="http://127.0.0.1:9", api_key="k",
+                     tools=ToolHub([]), db=store, log=None) as agent:
+        with pytest.raises(NothingToTakeOver, match="already ended"):
+            await agent.take_over("turn-takeover")
+        with pytest.raises(NothingToTakeOver, match="no record"):
+            await agent.take_over("turn-unknown")
+    assert store.read("turn-takeover") == reference
