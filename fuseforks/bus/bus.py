@@ -60,7 +60,9 @@ class Bus(anyio.AsyncContextManagerMixin):
         self._on_failure = on_failure
         self._senders: list[tuple[Subscriber, MemoryObjectSendStream[Batch]]] = []
         self.failures: list[SubscriberFailure] = []
-        self._broken: RecordingFailed | None = None
+        self._broken: dict[str, RecordingFailed] = {}
+        """Turns whose record failed: none of their later batches is recorded (it would leave a
+        gap). Other turns go on: a store that was away for a moment takes their batches again."""
 
     @asynccontextmanager
     async def __asynccontextmanager__(self) -> AsyncIterator[Bus]:
@@ -79,23 +81,29 @@ class Bus(anyio.AsyncContextManagerMixin):
     async def publish(self, batch: Batch) -> None:
         """Record `batch` with every required subscriber, then hand it to the others in order.
 
-        Raises `RecordingFailed` when a required subscriber failed, now or on an earlier batch."""
-        if self._broken is not None:
-            raise self._broken
+        Raises `RecordingFailed` when a required subscriber failed, now or on an earlier batch
+        of the same turn."""
+        turn_id = batch[0].turn_id if batch else ""
+        if (broken := self._broken.get(turn_id)) is not None:
+            raise broken
         for subscriber in self._required:
             try:
                 await subscriber.handle(batch)
             except Exception as error:
                 self.failures.append(SubscriberFailure(
                     subscriber.name, _describe(error), batch[0].seq - 1 if batch else 0))
-                self._broken = RecordingFailed(f"{subscriber.name}: {error}")
-                raise self._broken from error
+                broken = self._broken[turn_id] = RecordingFailed(f"{subscriber.name}: {error}")
+                raise broken from error
         for subscriber, send in list(self._senders):
             try:
                 await send.send(batch)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self._senders.remove((subscriber, send))
                 await send.aclose()
+
+    def forget(self, turn_id: str) -> None:
+        """Record `turn_id` again: it is continued from what its record holds (a takeover)."""
+        self._broken.pop(turn_id, None)
 
     def _fail(self, subscriber: Subscriber, error: BaseException, last_seq: int) -> None:
         failure = SubscriberFailure(subscriber.name, _describe(error), last_seq)

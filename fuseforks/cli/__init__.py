@@ -51,7 +51,11 @@ COMMANDS: dict[str, Entry] = {
     "run": Entry("fuseforks.cli.run:run", "Run one turn against a real provider, with MCP tools."),
     "simulator": Entry("fuseforks.cli.simulator:simulator",
                        "Serve the seven provider wires on 127.0.0.1 (tests, the demo)."),
+    "submit": Entry("fuseforks.cli.submit:submit",
+                    "Put a turn request on the work queue and print the turn id."),
     "turns": Entry("fuseforks.cli.turns:turns", "List the recorded turns of a store or stream."),
+    "worker": Entry("fuseforks.cli.worker:worker",
+                    "Run turns from the work queue, recording them in a shared PostgreSQL store."),
 }
 
 PROG = "fuseforks"

@@ -1,24 +1,83 @@
-"""`fuseforks log SOURCE`: print the `fuseforks.log` projection of recorded turns."""
+"""`fuseforks log SOURCE`: print the `fuseforks.log` projection of recorded turns; `--follow`:
+the live lines of every worker, from the message bus."""
 
 from __future__ import annotations
 
+import anyio
 import click
 
 from fuseforks.cli.sources import SOURCE, Location, load_turns
+from fuseforks.core.errors import FuseforksError
 from fuseforks.projections.log import turn_log
 
 
 @click.command(epilog="""\b
-Example:
-  fuseforks log fuseforks.db --turn 3f2a""")
-@click.argument("source", type=SOURCE)
+Examples:
+  fuseforks log fuseforks.db --turn 3f2a
+  fuseforks log --follow --nats nats://bus:4222""")
+@click.argument("source", type=SOURCE, required=False)
 @click.option("--turn", "turn_id", default=None,
               help="Only this turn: its id or a unique prefix of it.")
-def log(source: Location, turn_id: str | None) -> None:
+@click.option("--follow", is_flag=True,
+              help="Print the lines of every worker's turns as they are recorded (needs --nats).")
+@click.option("--nats", "nats_url", default=None, envvar="FUSEFORKS_NATS",
+              help="With --follow: the NATS server with JetStream (URL).")
+@click.option("--durable", default=None,
+              help="With --follow: a consumer name the server remembers; following again with "
+                   "the same name goes on where it stopped.")
+@click.option("--from-start", is_flag=True,
+              help="With --follow: begin with every event the bus still holds.")
+def log(source: Location | None, turn_id: str | None, follow: bool, nats_url: str | None,
+        durable: str | None, from_start: bool) -> None:
     """Print the log lines of recorded turns.
 
     The lines `fuseforks.log` holds for every turn in SOURCE (a store or a JSON Lines stream),
-    folded again from the recorded events."""
+    folded again from the recorded events. With --follow, the lines of every worker's turns as
+    they happen, each line once, until Ctrl-C."""
+    if follow:
+        if nats_url is None:
+            raise click.UsageError("--follow needs --nats URL (or FUSEFORKS_NATS)")
+        if source is not None:
+            raise click.UsageError("--follow reads the message bus, not SOURCE")
+        try:
+            anyio.run(_follow, nats_url, durable, from_start)
+        except KeyboardInterrupt:
+            pass
+        except FuseforksError as error:
+            raise click.ClickException(str(error)) from None
+        return
+    if source is None:
+        raise click.UsageError("Missing argument 'SOURCE' (or use --follow)")
     for envelopes in load_turns(source, turn_id).values():
         for text in turn_log(envelopes):
             click.echo(text)
+
+
+async def _follow(nats_url: str, durable: str | None, from_start: bool) -> None:
+    from fuseforks.events.types import TurnEnded
+    from fuseforks.jetstream.feed import follow
+    from fuseforks.jetstream.streams import connect, ensure_streams
+    from fuseforks.projections.log import LogState, evolve_log
+
+    connection = await connect(nats_url, name="fuseforks-log")
+    try:
+        js = connection.jetstream()
+        await ensure_streams(js)
+        states: dict[str, LogState] = {}
+        def ready() -> None:
+            click.echo(f"following every worker's turns at {nats_url}", err=True)
+
+        async for delivery in follow(js, durable=durable, from_start=from_start, ready=ready):
+            envelope = delivery.envelope
+            state = states.get(envelope.turn_id, LogState())
+            before = len(state.lines)
+            state = evolve_log(state, envelope.event)
+            if not delivery.earlier:
+                for line in state.lines[before:]:
+                    click.echo(line)
+            if isinstance(envelope.event, TurnEnded):
+                states.pop(envelope.turn_id, None)
+            else:
+                states[envelope.turn_id] = state
+    finally:
+        await connection.close()

@@ -318,6 +318,7 @@ class PostgresStore:
                 raced = True
             except psycopg.OperationalError as error:
                 lost = error
+                connection.close()  # the pool replaces a closed connection instead of lending it
             finally:
                 if connection.info.transaction_status in _OPEN and not lost:
                     connection.execute("ROLLBACK")
@@ -393,20 +394,24 @@ class PostgresStore:
         Every event is returned once, in an order consistent with each turn's seq; an event
         whose transaction commits late is returned late, never passed over (see the module's
         notes). Poll again with the returned position to continue."""
+        placed = self.follow_placed(after, limit)
+        return [e for _, e in placed], placed[-1][0] if placed else (after or Position())
+
+    def follow_placed(self, after: Position | None = None,
+                      limit: int = 1000) -> list[tuple[Position, Envelope]]:
+        """`follow`, with each event's own position: a reader that checkpoints per event (the
+        relay to the message bus) resumes exactly after the last event it handled."""
         start = after or Position()
         with self._connection("follow") as connection:
             rows = connection.execute(sql.FOLLOW, [str(start.tx), start.position, limit]).fetchall()
-        if not rows:
-            return [], start
         older = {turn_id for _, _, turn_id, _, version, _, _ in rows if version != SCHEMA_VERSION}
         upcast = {(e.turn_id, e.seq): e for turn_id in older for e in self.read(turn_id)}
-        envelopes = [
-            upcast[(turn_id, seq)] if version != SCHEMA_VERSION
-            else Envelope(turn_id=turn_id, seq=seq, at=at, event=_decode_current(body))
-            for _, _, turn_id, seq, version, at, body in rows
+        return [
+            (Position(tx=int(tx), position=int(position)),
+             upcast[(turn_id, seq)] if version != SCHEMA_VERSION
+             else Envelope(turn_id=turn_id, seq=seq, at=at, event=_decode_current(body)))
+            for tx, position, turn_id, seq, version, at, body in rows
         ]
-        tx, position = rows[-1][0], rows[-1][1]
-        return envelopes, Position(tx=int(tx), position=int(position))
 
     # --- audit (SQL views over the same events; see fuseforks.projections.audit) ----------------
 

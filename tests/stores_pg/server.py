@@ -50,9 +50,11 @@ def with_database(url: str, database: str) -> str:
 class Server:
     """A running server: `admin_url` may create and drop databases."""
 
-    def __init__(self, admin_url: str, stop: Callable[[], None] | None = None) -> None:
+    def __init__(self, admin_url: str, stop: Callable[[], None] | None = None,
+                 start: Callable[[], None] | None = None) -> None:
         self.admin_url = admin_url
         self._stop = stop
+        self._start = start
 
     def url(self, database: str, *, user: str | None = None, password: str | None = None) -> str:
         parts = urlsplit(with_database(self.admin_url, database))
@@ -87,6 +89,17 @@ class Server:
         return {str(n): str(v) for n, v in self.execute(
             f"SELECT name, current_setting(name) FROM pg_settings WHERE name IN ({names}) "
             "ORDER BY name")}
+
+    def restart(self, down_for: float = 0.0) -> None:
+        """Stop the server (clients lose their connections) and start it again on the same port
+        and data, as an operator's restart would."""
+        if self._stop is None or self._start is None:
+            raise RuntimeError(f"{ENV} names a server these tests cannot restart")
+        import time
+
+        self._stop()
+        time.sleep(down_for)
+        self._start()
 
     def stop(self) -> None:
         if self._stop is not None:
@@ -171,14 +184,19 @@ def _start_embedded() -> Server:
     options = (f"-h 127.0.0.1 -p {port} -k {data} -c fsync=on -c max_connections=200 "
                "-c shared_buffers=128MB")
     pg_ctl = str(bin_path / "pg_ctl")
-    _run([pg_ctl, "-D", str(data), "-w", "-t", "60", "-o", options,
-          "-l", str(data / "server.log"), "start"], run_as, log=data / "server.log")
+
+    def start() -> None:
+        _run([pg_ctl, "-D", str(data), "-w", "-t", "60", "-o", options,
+              "-l", str(data / "server.log"), "start"], run_as, log=data / "server.log")
+
+    start()
 
     def stop() -> None:
         subprocess.run([pg_ctl, "-D", str(data), "-w", "-m", "fast", "stop"], check=False,
                        capture_output=True, timeout=60, **run_as)
 
-    started = Server(f"postgresql://{USER}:{PASSWORD}@127.0.0.1:{port}/postgres", stop=stop)
+    started = Server(f"postgresql://{USER}:{PASSWORD}@127.0.0.1:{port}/postgres", stop=stop,
+                     start=start)
 
     def finish() -> None:
         started.stop()

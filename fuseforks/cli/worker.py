@@ -1,0 +1,76 @@
+"""`fuseforks worker`: run turns from the work queue (see `fuseforks.workers`)."""
+
+from __future__ import annotations
+
+import signal
+
+import anyio
+import click
+
+from fuseforks.core.errors import FuseforksError
+from fuseforks.core.names import DEFAULT_IMAGE_CAP, DEFAULT_MAX_ROUNDS, WireName, parse_wire
+from fuseforks.workers.worker import DEFAULT_GRACE, Worker
+
+
+def parse_base_urls(values: tuple[str, ...]) -> dict[WireName, str]:
+    found: dict[WireName, str] = {}
+    for value in values:
+        wire, sep, url = value.partition("=")
+        if not sep or not url:
+            raise click.BadParameter(f"{value!r} is not WIRE=URL", param_hint="--base-url")
+        try:
+            found[parse_wire(wire)] = url
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--base-url") from None
+    return found
+
+
+@click.command(epilog="""\b
+Example:
+  fuseforks worker --db postgresql://fuseforks@db/fuseforks --nats nats://bus:4222 \\
+      --mcp-config mcp.json --concurrency 8 --base-url anthropic=https://gateway.internal""")
+@click.option("--db", required=True, envvar="FUSEFORKS_DB",
+              help="The PostgreSQL store every worker shares (URL).")
+@click.option("--nats", "nats_url", required=True, envvar="FUSEFORKS_NATS",
+              help="The NATS server with JetStream (URL).")
+@click.option("--mcp-config", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The MCP servers this worker starts (mcpServers JSON).")
+@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Turns run at once.")
+@click.option("--base-url", "base_urls", multiple=True, metavar="WIRE=URL",
+              help="Where this worker sends a wire's requests (repeatable). Keys come from the "
+                   "worker's environment; a request never names an endpoint or a key.")
+@click.option("--name", default=None, help="This worker's name in the record (host and pid).")
+@click.option("--grace", type=float, default=DEFAULT_GRACE, show_default=True,
+              help="Seconds running turns get to finish on SIGTERM before they are handed "
+                   "back to the queue.")
+@click.option("--max-rounds", type=click.IntRange(min=1), default=None)
+@click.option("--image-cap", type=click.IntRange(min=0), default=None)
+def worker(db: str, nats_url: str, mcp_config: str | None, concurrency: int,
+           base_urls: tuple[str, ...], name: str | None, grace: float,
+           max_rounds: int | None, image_cap: int | None) -> None:
+    """Run turns from the work queue, recording them in a shared PostgreSQL store.
+
+    A request is acknowledged when its turn has ended in the store; the turn of a worker that
+    died is taken over from its record. SIGTERM or Ctrl-C: take no new request, let running
+    turns finish (--grace), hand the rest back, exit 0."""
+    running = Worker(db=db, nats=nats_url, mcp=mcp_config, concurrency=concurrency,
+                     base_urls=parse_base_urls(base_urls), name=name, grace=grace,
+                     max_rounds=max_rounds or DEFAULT_MAX_ROUNDS,
+                     image_cap=DEFAULT_IMAGE_CAP if image_cap is None else image_cap)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            async def on_signal() -> None:
+                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for _ in signals:
+                        running.stop()
+
+            group.start_soon(on_signal)
+            await running.run()
+            group.cancel_scope.cancel()
+
+    try:
+        anyio.run(main)
+    except FuseforksError as error:
+        raise click.ClickException(str(error)) from None

@@ -1,0 +1,115 @@
+"""The relay: the store's events, published on the events stream in the store's global order.
+
+Why a relay and not a publish after each commit: a process can die between its commit and its
+publish, and a batch committed but never published would be missing from the bus for good. The
+relay reads the store itself (the commit-ordered follow position), so whatever is committed is
+published, whoever committed it and whenever the committing process died. Every worker runs one;
+several relays publish the same events, and the stream drops the copies by message id
+(`turn_id:seq`) — cheaper to reason about than electing one.
+
+Where to start: each message carries its event's store position, so a relay that starts reads
+the last message of the stream and follows the store from there. Every event before that
+position is on the stream already, because every relay publishes in store order and waits for
+each acknowledgement. An empty stream means: from the beginning of the store.
+
+Failures: a store or bus error is retried (with the same position, so nothing is skipped and a
+message published twice is dropped as a copy); the worker's own commits wake the relay at once,
+other processes' commits are seen within `interval`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import anyio
+import anyio.to_thread
+from nats.js import JetStreamContext
+
+from fuseforks.events.codec import Envelope
+from fuseforks.jetstream.streams import (
+    EVENTS_STREAM,
+    MSG_ID,
+    POSITION_HEADER,
+    encode,
+    message_id,
+    parse_position,
+    position_header,
+    turn_subject,
+)
+from fuseforks.stores.postgres import Position, PostgresStore
+
+logger = logging.getLogger("fuseforks.relay")
+RETRY_DELAY = 0.5
+
+
+class Relay:
+    """Follows `store` and publishes every event; also a bus subscriber (`handle`) so that the
+    process's own commits are relayed without waiting for the next poll."""
+
+    name = "relay"
+
+    def __init__(self, store: PostgresStore, js: JetStreamContext, *, interval: float = 0.25,
+                 batch: int = 500) -> None:
+        self.store = store
+        self.js = js
+        self.interval = interval
+        self.batch = batch
+        self.position: Position | None = None
+        self.published = 0
+        self._wake = anyio.Event()
+
+    async def handle(self, batch: Sequence[Envelope]) -> None:
+        self.poke()
+
+    def poke(self) -> None:
+        self._wake.set()
+
+    async def checkpoint(self) -> Position:
+        """The store position of the last event on the stream (`Position()` when it is empty)."""
+        info = await self.js.stream_info(EVENTS_STREAM)
+        if not info.state.last_seq:
+            return Position()
+        last = await self.js.get_msg(EVENTS_STREAM, seq=info.state.last_seq)
+        value = (last.headers or {}).get(POSITION_HEADER)
+        if not value:
+            return Position()
+        tx, position = parse_position(value)
+        return Position(tx=tx, position=position)
+
+    async def run(self) -> None:
+        """Relay for ever; cancel to stop."""
+        while self.position is None:
+            try:
+                self.position = await self.checkpoint()
+            except Exception as error:
+                logger.warning("relay: cannot read the stream's last position: %s", error)
+                await anyio.sleep(RETRY_DELAY)
+        while True:
+            try:
+                placed = await anyio.to_thread.run_sync(self.store.follow_placed, self.position,
+                                                        self.batch)
+            except Exception as error:
+                logger.warning("relay: cannot read the store: %s", error)
+                await anyio.sleep(RETRY_DELAY)
+                continue
+            for position, envelope in placed:
+                await self._publish(position, envelope)
+                self.position = position
+            if len(placed) < self.batch:
+                with anyio.move_on_after(self.interval):
+                    await self._wake.wait()
+                self._wake = anyio.Event()
+
+    async def _publish(self, position: Position, envelope: Envelope) -> None:
+        headers = {MSG_ID: message_id(envelope),
+                   POSITION_HEADER: position_header(position.tx, position.position)}
+        while True:
+            try:
+                await self.js.publish(turn_subject(envelope.turn_id), encode(envelope),
+                                      headers=headers, timeout=5)
+                self.published += 1
+                return
+            except Exception as error:
+                logger.warning("relay: cannot publish %s: %s", headers[MSG_ID], error)
+                await anyio.sleep(RETRY_DELAY)

@@ -1,0 +1,112 @@
+"""The two JetStream streams, their subjects, and how an envelope travels on them.
+
+`FUSEFORKS_EVENTS` holds every recorded event on the subject of its turn
+(`fuseforks.events.<turn_id>`), relayed from the store in the store's global order. Each message
+carries its `(turn_id, seq)` as the JetStream message id, so the server drops a second copy within
+the duplicate window, and every reader drops one by `(turn_id, seq)` anyway: the stream is a
+transport, the store is the truth. The store position of the event rides in a header, so a relay
+that starts resumes after the last event the stream holds.
+
+`FUSEFORKS_WORK` is a work queue of turn requests (`fuseforks.work`): each is delivered to one
+worker and removed when acknowledged, which a worker does only once the turn has ended in the
+store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+import nats
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+from nats.js.api import RetentionPolicy, StorageType, StreamConfig
+from nats.js.errors import NotFoundError
+
+from fuseforks.core.errors import FuseforksError
+from fuseforks.events.codec import Envelope, decode_envelope, encode_envelope
+
+EVENTS_STREAM = "FUSEFORKS_EVENTS"
+EVENTS_SUBJECT = "fuseforks.events"
+WORK_STREAM = "FUSEFORKS_WORK"
+WORK_SUBJECT = "fuseforks.work"
+POSITION_HEADER = "Fuseforks-Position"
+MSG_ID = "Nats-Msg-Id"
+DUPLICATE_WINDOW = 600.0
+"""Seconds the server remembers message ids: longer than any relay lags behind another."""
+EVENTS_MAX_AGE = 7 * 24 * 3600.0
+"""How long events stay on the stream (the store keeps them for good)."""
+
+_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
+
+
+class BusError(FuseforksError):
+    """The message bus could not be reached or refused an operation."""
+
+
+def check_turn_id(turn_id: str) -> str:
+    """A turn id that is one subject token (letters, digits, `_`, `-`)."""
+    if not _TOKEN.match(turn_id):
+        raise ValueError(f"turn id {turn_id!r} must be letters, digits, '_' or '-' "
+                         "(it names a subject on the message bus)")
+    return turn_id
+
+
+def turn_subject(turn_id: str) -> str:
+    """The subject of a turn's events: its id, or (an id that is not one subject token, from an
+    older store) a digest of it."""
+    token = turn_id if _TOKEN.match(turn_id) else "h-" + hashlib.sha256(turn_id.encode()).hexdigest()
+    return f"{EVENTS_SUBJECT}.{token}"
+
+
+def message_id(envelope: Envelope) -> str:
+    return f"{envelope.turn_id}:{envelope.seq}"
+
+
+def encode(envelope: Envelope) -> bytes:
+    return encode_envelope(envelope)
+
+
+def decode(data: bytes) -> Envelope:
+    return decode_envelope(data)
+
+
+async def connect(url: str, *, name: str = "fuseforks", **options: Any) -> Client:
+    """A connection that reconnects for ever (a worker outlives a NATS restart); the first
+    connection fails with a one-line `BusError`."""
+    async def quiet(_: Exception) -> None:
+        return None
+
+    try:
+        return await nats.connect(
+            url, name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.5,
+            connect_timeout=5, allow_reconnect=True, error_cb=quiet, **options)
+    except Exception as error:  # nats raises several unrelated types for "cannot connect"
+        raise BusError(f"cannot reach NATS at {url}: {type(error).__name__}: {error}") from None
+
+
+async def ensure_streams(js: JetStreamContext) -> None:
+    """Create the streams if they do not exist (idempotent: every process may call it)."""
+    wanted = [
+        StreamConfig(name=EVENTS_STREAM, subjects=[f"{EVENTS_SUBJECT}.*"],
+                     retention=RetentionPolicy.LIMITS, storage=StorageType.FILE,
+                     duplicate_window=DUPLICATE_WINDOW, max_age=EVENTS_MAX_AGE),
+        StreamConfig(name=WORK_STREAM, subjects=[WORK_SUBJECT],
+                     retention=RetentionPolicy.WORK_QUEUE, storage=StorageType.FILE,
+                     duplicate_window=DUPLICATE_WINDOW),
+    ]
+    for config in wanted:
+        try:
+            await js.stream_info(config.name or "")
+        except NotFoundError:
+            await js.add_stream(config)
+
+
+def position_header(tx: int, position: int) -> str:
+    return f"{tx}.{position}"
+
+
+def parse_position(value: str) -> tuple[int, int]:
+    tx, _, position = value.partition(".")
+    return int(tx), int(position)

