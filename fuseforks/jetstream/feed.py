@@ -22,6 +22,8 @@ from fuseforks.events.codec import Envelope
 from fuseforks.events.types import TurnEnded
 from fuseforks.jetstream.streams import EVENTS_STREAM, EVENTS_SUBJECT, decode, turn_subject
 
+DURABLE_ACK_WAIT = 5.0
+"""Seconds after which an event a dead durable follower held is delivered again."""
 BACKFILL_WAIT = 2.0
 """Seconds to wait for a turn's earlier events to arrive from the stream."""
 
@@ -74,13 +76,16 @@ async def follow(js: JetStreamContext, *, durable: str | None = None,
                  ready: Callable[[], None] | None = None) -> AsyncIterator[Delivery]:
     """Every event published from now on (`from_start`: every event the stream holds), each
     once. `durable`: a named consumer that the server remembers — a follower that restarts
-    with the same name goes on where it stopped (each event is acknowledged once handed out
-    and the next one is asked for)."""
+    with the same name goes on where it stopped. An event is acknowledged when the next one is
+    asked for, that is once the caller has handled it: a follower killed while handling one gets
+    it again (at least once across a kill; exactly once otherwise)."""
     seen = Seen()
     policy = DeliverPolicy.ALL if from_start or durable else DeliverPolicy.NEW
     if durable:
-        config = ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=30,
-                                deliver_policy=policy, max_ack_pending=1000)
+        # One event in hand at a time: one that was handed out but not acknowledged when the
+        # follower died comes again before any later one, so nothing is skipped.
+        config = ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=DURABLE_ACK_WAIT,
+                                deliver_policy=policy, max_ack_pending=1)
         subscription = await js.subscribe(f"{EVENTS_SUBJECT}.*", durable=durable,
                                           stream=EVENTS_STREAM, config=config, manual_ack=True)
     else:

@@ -19,6 +19,7 @@ from fuseforks.events.types import (
     TurnEnded,
     TurnInterrupted,
     TurnStarted,
+    TurnTakenOver,
 )
 from fuseforks.traces import capture_content, turn_spans
 from fuseforks.traces.spans import time_ns
@@ -469,3 +470,21 @@ def test_the_same_record_gives_the_same_spans_and_another_turn_another_trace() -
         {s.trace_id for s in turn_spans(other)})
     assert len({s.span_id for s in turn_spans(recorded("cap-at-20"))}) == 1 + 22 + 21
     assert isinstance(events[2].event, RequestSent) and isinstance(events[4].event, ToolCalled)
+
+
+def test_a_takeover_is_an_event_of_the_turn_and_ends_the_lost_tool_call() -> None:
+    events = cut_and_continue(
+        recorded("p4-anthropic"), 5,
+        ("2026-11-30T00:00:03.000Z", TurnTakenOver(
+            round=1, worker="worker-b", endpoint_host="api.anthropic.com",
+            images_lost=[], calls_lost=["toolu_0001_0"])),
+        ("2026-11-30T00:00:03.000Z", ToolResultRecorded(
+            round=1, call_id="toolu_0001_0", name="nik__live_view_image", ok=False,
+            body="(lost)", fault="lost in takeover")),
+        ("2026-11-30T00:00:03.001Z", TurnEnded(rounds=1, stop="error", error="gave up")))
+    root, _chat, tool = shape(finished(events))
+    assert root["events"] == [("fuseforks.turn_taken_over", ms(3000), {
+        "fuseforks.round": 1, "fuseforks.takeover.worker": "worker-b",
+        "fuseforks.takeover.images_lost": 0, "fuseforks.takeover.calls_lost": 1})]
+    assert (tool["end"], tool["status"]) == (ms(3000), ("UNSET", None))
+    assert tool["attributes"]["fuseforks.tool.outcome"] == "lost"

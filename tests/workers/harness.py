@@ -14,6 +14,7 @@ from pathlib import Path
 from types import TracebackType
 
 import anyio
+import psycopg
 
 from fuseforks.demo.offline import CAMERA_TOOL
 from fuseforks.events.codec import Envelope
@@ -89,17 +90,18 @@ class Cluster:
     def kill(self, name: str, signum: int = signal.SIGKILL) -> None:
         self.workers[name].send_signal(signum)
 
-    def start_follower(self) -> None:
-        out = open(self.root / "follow.out", "w")  # noqa: SIM115 - owned by the process
-        err = open(self.root / "follow.err", "w")  # noqa: SIM115 - owned by the process
+    def start_follower(self, *extra: str, name: str = "follow") -> None:
+        out = open(self.root / f"{name}.out", "w")  # noqa: SIM115 - owned by the process
+        err = open(self.root / f"{name}.err", "w")  # noqa: SIM115 - owned by the process
         self.follower = subprocess.Popen(
-            [sys.executable, "-m", "fuseforks", "log", "--follow", "--nats", self.nats_url],
-            stdout=out, stderr=err, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        self.wait_for(lambda: "following" in (self.root / "follow.err").read_text(), 60,
+            [sys.executable, "-m", "fuseforks", "log", "--follow", "--nats", self.nats_url,
+             *extra], stdout=out, stderr=err, text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self.wait_for(lambda: "following" in (self.root / f"{name}.err").read_text(), 60,
                       "log --follow to subscribe")
 
-    def followed(self) -> list[str]:
-        return (self.root / "follow.out").read_text().splitlines()
+    def followed(self, name: str = "follow") -> list[str]:
+        return (self.root / f"{name}.out").read_text().splitlines()
 
     def submit(self, requests: list[WorkRequest]) -> None:
         async def put() -> None:
@@ -118,6 +120,19 @@ class Cluster:
         with PostgresStore(self.pg_url) as store:
             return {info.turn_id: store.read(info.turn_id) for info in store.turns()}
 
+    def counts(self) -> tuple[int, int]:
+        """(turns begun, turns ended) in the store, in one cheap query; (-1, -1) while the
+        database is away."""
+        try:
+            with psycopg.connect(self.pg_url, connect_timeout=2) as connection:
+                row = connection.execute(
+                    "SELECT count(*) FILTER (WHERE kind = 'TurnStarted'), "
+                    "count(*) FILTER (WHERE kind = 'TurnEnded') FROM events").fetchone()
+        except psycopg.Error:
+            return -1, -1
+        assert row is not None
+        return int(row[0]), int(row[1])
+
     def received(self) -> list[bytes]:
         if not self.record_dir.exists():
             return []
@@ -129,4 +144,4 @@ class Cluster:
         while not condition():
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out waiting for {what}")
-            time.sleep(0.1)
+            time.sleep(0.2)

@@ -1,21 +1,30 @@
-"""One worker, one submitted turn, followed with `submit --wait`: the shortest path end to end."""
+"""One worker at a time: a submitted turn end to end, hostile requests, a clean shutdown."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import anyio
+
+from fuseforks.engine.replay import verify
+from fuseforks.events.types import TurnEnded, TurnStarted, TurnTakenOver
+from fuseforks.jetstream.streams import WORK_SUBJECT, connect, ensure_streams
+from fuseforks.jetstream.work import WorkRequest
 from tests.workers.harness import Cluster
+from tests.workers.nats_server import NatsServer
 
 
 def test_a_submitted_turn_runs_on_a_worker_and_submit_wait_prints_it(
-        pg_url: str, nats: object, tmp_path: Path) -> None:
-    with Cluster(pg_url, nats.url, tmp_path) as cluster:  # type: ignore[attr-defined]
+        pg_url: str, nats: NatsServer, tmp_path: Path) -> None:
+    with Cluster(pg_url, nats.url, tmp_path) as cluster:
         cluster.start_worker("w1")
         done = subprocess.run(
-            [sys.executable, "-m", "fuseforks", "submit", "--nats", nats.url,  # type: ignore[attr-defined]
+            [sys.executable, "-m", "fuseforks", "submit", "--nats", nats.url,
              "--wire", "anthropic", "--model", "claude-sonnet-5-5", "--agent", "smoke",
              "--wait", "Look at the camera."],
             capture_output=True, text=True, timeout=60, env=os.environ)
@@ -31,3 +40,61 @@ def test_a_submitted_turn_runs_on_a_worker_and_submit_wait_prints_it(
         assert lines[-1].startswith("I see 1 image.")
         (events,) = cluster.turns().values()
         assert events[-1].event.answer == lines[-1]
+
+
+def test_a_request_cannot_choose_the_endpoint_and_an_unknown_wire_is_recorded_as_an_error(
+        pg_url: str, nats: NatsServer, tmp_path: Path) -> None:
+    """A request that carries an endpoint and a key (a submitter trying to point the worker's key
+    at its own server) runs against the worker's own endpoint; a wire the worker cannot serve is
+    a turn that ended in an error, not a request lost."""
+    hostile = {"turn_id": "turn-hostile", "wire": "anthropic", "model": "claude-sonnet-5-5",
+               "request": "Look at the camera.", "agent": "h",
+               "base_url": "http://127.0.0.1:9/steal", "api_key": "sk-submitter"}
+    unknown = {"turn_id": "turn-unknown", "wire": "carrier-pigeon", "model": "m",
+               "request": "hello", "agent": "u"}
+
+    async def publish() -> None:
+        connection = await connect(nats.url)
+        js = connection.jetstream()
+        await ensure_streams(js)
+        for body in (hostile, unknown):
+            await js.publish(WORK_SUBJECT, json.dumps(body).encode())
+        await connection.close()
+
+    with Cluster(pg_url, nats.url, tmp_path) as cluster:
+        cluster.start_worker("w1")
+        anyio.run(publish)
+        cluster.wait_for(lambda: cluster.counts() == (2, 2), 60, "both turns to end")
+        turns = cluster.turns()
+        received = cluster.received()
+    ended = turns["turn-hostile"][-1].event
+    assert isinstance(ended, TurnEnded) and ended.stop == "answered"
+    assert turns["turn-hostile"][0].event.endpoint_host == "127.0.0.1"  # type: ignore[union-attr]
+    assert len(received) == 2  # both requests reached the worker's simulator, none went to :9
+    assert [type(e.event) for e in turns["turn-unknown"]] == [TurnStarted, TurnEnded]
+    refused = turns["turn-unknown"][-1].event
+    assert isinstance(refused, TurnEnded) and refused.stop == "error"
+    assert refused.error.startswith("unknown wire 'carrier-pigeon'"), refused.error
+
+
+def test_sigterm_hands_a_running_turn_back_and_another_worker_finishes_it(
+        pg_url: str, nats: NatsServer, tmp_path: Path) -> None:
+    request = WorkRequest(turn_id="turn-handed-back", wire="anthropic",
+                          model="claude-sonnet-5-5", request="Look at the camera.", agent="hb")
+    with Cluster(pg_url, nats.url, tmp_path, latency=3.0) as cluster:
+        cluster.start_worker("w1", "--grace", "0.5")
+        cluster.submit([request])
+        cluster.wait_for(lambda: cluster.counts() == (1, 0), 60, "the turn to start")
+        cluster.kill("w1", signal.SIGTERM)
+        assert cluster.workers["w1"].wait(timeout=30) == 0, cluster.stderr("w1")
+        assert "handing back 1 running turns" in cluster.stderr("w1")
+        kept = cluster.turns()["turn-handed-back"]
+        assert not isinstance(kept[-1].event, TurnEnded)  # handed back: no end recorded
+        cluster.start_worker("w2")
+        cluster.wait_for(lambda: cluster.counts() == (1, 1), 60, "w2 to finish the turn")
+        events = cluster.turns()["turn-handed-back"]
+    assert events[: len(kept)] == kept
+    taken = [e.event for e in events if isinstance(e.event, TurnTakenOver)]
+    assert [t.worker for t in taken] == ["w2"]
+    assert isinstance(events[-1].event, TurnEnded) and events[-1].event.stop == "answered"
+    assert anyio.run(verify, events).identical

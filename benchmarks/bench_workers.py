@@ -1,0 +1,143 @@
+"""Workers: turns per second with one worker and with two, and what the queue and the bus add to
+one turn, on a real PostgreSQL, a real NATS with JetStream, the simulator and the demo camera.
+
+The provider answers after a fixed latency (`LATENCY`, like a real model's), and every turn is
+the same: one camera call and two model calls. So a worker's rate is bounded by its concurrency
+and the latency, not by the machine, and two workers at the same per-worker concurrency should
+give close to twice the rate; what they do not gain is the cost of the machinery (the shared
+store, the relay, the two processes on 2 cores).
+
+- scale: `TURNS` turns submitted at once, timed from the submit to the last turn's end in the
+  store, with one worker, then with two (same concurrency each), each in a fresh database.
+- overhead: one turn at a time, `SINGLE` times: submit → first event seen on the bus, and submit
+  → answer seen on the bus, against `Agent.run` of the same turn in one process (same simulator,
+  same camera, same store). The ratio of medians is the figure.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import anyio
+import psycopg
+
+from fuseforks.agent import Agent
+from fuseforks.events.types import TurnEnded
+from fuseforks.jetstream.streams import EVENTS_STREAM, connect, decode, ensure_streams, turn_subject
+from fuseforks.jetstream.work import WorkRequest, submit
+from fuseforks.simulator.server import WIRE_PREFIXES
+from fuseforks.stores.postgres_sql import EVENTS
+from tests.stores_pg.server import fresh_database, server
+from tests.workers.harness import KEYS, Cluster
+from tests.workers.nats_server import nats_server
+
+LATENCY = 0.2
+TURNS = 128
+CONCURRENCY = 8
+SINGLE = 15
+WIRE, MODEL = "anthropic", "claude-sonnet-5-5"
+
+
+def requests(n: int, tag: str) -> list[WorkRequest]:
+    return [WorkRequest(turn_id=f"turn-{tag}-{i:03d}", wire=WIRE, model=MODEL, agent="bench",
+                        request=f"Look at the camera ({tag} {i}).") for i in range(n)]
+
+
+def ended(url: str) -> int:
+    """Turns ended in the store: one count query (the poll must not load the machine)."""
+    with psycopg.connect(url) as connection:
+        row = connection.execute(f"SELECT count(*) FROM {EVENTS} WHERE kind = 'TurnEnded'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def scale(workers: int) -> float:
+    """Turns per second with `workers` workers."""
+    with fresh_database() as url, tempfile.TemporaryDirectory() as root:
+        nats = nats_server()
+        try:
+            with Cluster(url, nats.url, Path(root), latency=LATENCY,
+                         concurrency=CONCURRENCY) as cluster:
+                for w in range(workers):
+                    cluster.start_worker(f"w{w + 1}")
+                batch = requests(TURNS, uuid.uuid4().hex[:6])
+                started = time.perf_counter()
+                cluster.submit(batch)
+                cluster.wait_for(lambda: ended(url) == TURNS, 600, "the turns to end")
+                return TURNS / (time.perf_counter() - started)
+        finally:
+            close = getattr(nats, "close", None)
+            if close:
+                close()
+
+
+async def through_the_queue(nats_url: str, request: WorkRequest) -> tuple[float, float]:
+    connection = await connect(nats_url)
+    try:
+        js = connection.jetstream()
+        await ensure_streams(js)
+        subscription = await js.subscribe(turn_subject(request.turn_id), stream=EVENTS_STREAM,
+                                          ordered_consumer=True)
+        started = time.perf_counter()
+        await submit(js, request)
+        first = 0.0
+        while True:
+            envelope = decode((await subscription.next_msg(timeout=60)).data)
+            if not first:
+                first = time.perf_counter() - started
+            if isinstance(envelope.event, TurnEnded):
+                return first, time.perf_counter() - started
+    finally:
+        await connection.close()
+
+
+async def in_process(url: str, base_url: str, mcp: Path, text: str) -> float:
+    async with Agent(wire=WIRE, model=MODEL, base_url=base_url, api_key=KEYS["ANTHROPIC_API_KEY"],
+                     mcp=mcp, db=url, log=None, name="bench") as agent:
+        started = time.perf_counter()
+        await agent.run(text)
+        return time.perf_counter() - started
+
+
+def overhead() -> tuple[float, float, float]:
+    with fresh_database() as url, tempfile.TemporaryDirectory() as root:
+        nats = nats_server()
+        try:
+            with Cluster(url, nats.url, Path(root), latency=LATENCY, concurrency=1) as cluster:
+                cluster.start_worker("w1")
+                base_url = cluster.base_url + WIRE_PREFIXES[WIRE]
+                queued, first, local = [], [], []
+                for i, request in enumerate(requests(SINGLE + 1, uuid.uuid4().hex[:6])):
+                    seen_first, answered = anyio.run(through_the_queue, nats.url, request)
+                    alone = anyio.run(in_process, url, base_url, Path(root) / "mcp.json",
+                                      f"Look at the camera (local {i}).")
+                    if i:  # the first of each warms its path up
+                        first.append(seen_first)
+                        queued.append(answered)
+                        local.append(alone)
+                return (statistics.median(first), statistics.median(queued),
+                        statistics.median(local))
+        finally:
+            close = getattr(nats, "close", None)
+            if close:
+                close()
+
+
+def main() -> None:
+    server()
+    print(f"provider latency {LATENCY * 1000:.0f} ms per response, {TURNS} turns of two model "
+          f"calls and one camera call, concurrency {CONCURRENCY} per worker, 2 cores shared by "
+          "PostgreSQL, NATS, the simulator, the workers and their cameras")
+    one = scale(1)
+    two = scale(2)
+    print(f"scale: 1 worker {one:.1f} turns/s, 2 workers {two:.1f} turns/s, "
+          f"ratio {two / one:.2f}x (goal >= 1.8x)")
+    first, queued, local = overhead()
+    print(f"one turn (median of {SINGLE}): submit -> first event {first * 1000:.0f} ms, "
+          f"submit -> answer {queued * 1000:.0f} ms, in-process Agent.run {local * 1000:.0f} ms; "
+          f"queue and bus add {(queued - local) * 1000:.0f} ms ({queued / local:.2f}x)")
+    sys.stdout.flush()
