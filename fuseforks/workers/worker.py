@@ -152,6 +152,11 @@ class Worker:
                 logger.warning("worker: cannot fetch: %s", error)
                 await anyio.sleep(0.5)
                 continue
+            if self._stopping.is_set():  # taken while stopping: not ours to run
+                for message in messages:
+                    await _quietly(message.nak())
+                slots.release()
+                return
             for message in messages:
                 turns.start_soon(self._handle, message, slots)
 
