@@ -284,6 +284,7 @@ class Agent(anyio.AsyncContextManagerMixin):
                 port = ProgressTools(tools, self._on_progress)
             turn = Turn(spec, model, port, publish=bus.publish, turn_id=turn_id, clock=self._clock,
                         on_text=on_text)
+            bus.forget(turn.turn_id)  # a turn id retried after its record failed starts anew
             self._running.add(turn)
             try:
                 outcome = await turn.run()

@@ -15,7 +15,7 @@ from fuseforks.projections.log import turn_log
 Examples:
   fuseforks log fuseforks.db --turn 3f2a
   fuseforks log --follow --nats nats://bus:4222""")
-@click.argument("source", type=SOURCE, required=False)
+@click.argument("source", type=SOURCE, required=False, metavar="SOURCE")
 @click.option("--turn", "turn_id", default=None,
               help="Only this turn: its id or a unique prefix of it.")
 @click.option("--follow", is_flag=True,

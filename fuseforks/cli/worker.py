@@ -54,12 +54,16 @@ def worker(db: str, nats_url: str, mcp_config: str | None, concurrency: int,
     A request is acknowledged when its turn has ended in the store; the turn of a worker that
     died is taken over from its record. SIGTERM or Ctrl-C: take no new request, let running
     turns finish (--grace), hand the rest back, exit 0."""
+    if "://" not in db:
+        raise click.BadParameter(f"{db!r} is not a PostgreSQL URL (workers share one store)",
+                                 param_hint="--db")
     running = Worker(db=db, nats=nats_url, mcp=mcp_config, concurrency=concurrency,
                      base_urls=parse_base_urls(base_urls), name=name, grace=grace,
                      max_rounds=max_rounds or DEFAULT_MAX_ROUNDS,
                      image_cap=DEFAULT_IMAGE_CAP if image_cap is None else image_cap)
 
-    async def main() -> None:
+    async def main() -> FuseforksError | None:
+        failed: FuseforksError | None = None
         async with anyio.create_task_group() as group:
             async def on_signal() -> None:
                 with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -67,10 +71,14 @@ def worker(db: str, nats_url: str, mcp_config: str | None, concurrency: int,
                         running.stop()
 
             group.start_soon(on_signal)
-            await running.run()
-            group.cancel_scope.cancel()
+            try:
+                await running.run()
+            except FuseforksError as error:  # said in one line below, outside the task group
+                failed = error
+            finally:
+                group.cancel_scope.cancel()
+        return failed
 
-    try:
-        anyio.run(main)
-    except FuseforksError as error:
-        raise click.ClickException(str(error)) from None
+    failed = anyio.run(main)
+    if failed is not None:
+        raise click.ClickException(str(failed))

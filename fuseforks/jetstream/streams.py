@@ -18,6 +18,7 @@ import hashlib
 import re
 from typing import Any
 
+import anyio
 import nats
 from nats.aio.client import Client
 from nats.js import JetStreamContext
@@ -37,6 +38,9 @@ DUPLICATE_WINDOW = 600.0
 """Seconds the server remembers message ids: longer than any relay lags behind another."""
 EVENTS_MAX_AGE = 7 * 24 * 3600.0
 """How long events stay on the stream (the store keeps them for good)."""
+
+CONNECT_TIMEOUT = 5.0
+"""Seconds a command waits for NATS before it gives up (later losses are reconnected)."""
 
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
 
@@ -79,9 +83,14 @@ async def connect(url: str, *, name: str = "fuseforks", **options: Any) -> Clien
         return None
 
     try:
-        return await nats.connect(
-            url, name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.5,
-            connect_timeout=5, allow_reconnect=True, error_cb=quiet, **options)
+        # nats-py retries a first connection for ever when reconnecting is allowed: bound it.
+        with anyio.fail_after(CONNECT_TIMEOUT):
+            return await nats.connect(
+                url, name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.5,
+                connect_timeout=CONNECT_TIMEOUT, allow_reconnect=True, error_cb=quiet,
+                **options)
+    except TimeoutError:
+        raise BusError(f"cannot reach NATS at {url} (no answer in {CONNECT_TIMEOUT:g} s)") from None
     except Exception as error:  # nats raises several unrelated types for "cannot connect"
         raise BusError(f"cannot reach NATS at {url}: {type(error).__name__}: {error}") from None
 

@@ -39,6 +39,7 @@ a second, async interface onto the store — and onto every caller — for no ga
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -302,6 +303,37 @@ class PostgresStore:
             check_continuation(batch, self.last_seq(turn_id))
             raise
         params = [turn_id, seqs, kinds, versions, ats, bodies, turn_id, batch[0].seq - 1]
+        for attempt in (1, 2):
+            inserted, committing, raced, lost = self._insert(params)
+            if lost is None or committing or attempt == 2:
+                break
+            # Lost before anything was sent to commit: nothing is stored, so the round is tried
+            # once more, on a connection checked first (a server restart breaks every pooled
+            # connection at once, and one lent without a check fails on first use).
+            with contextlib.suppress(Exception):
+                self._pool.check()
+        if raced:
+            self._raced(batch)
+        if lost is not None:
+            what = f"turn {turn_id} seq {batch[0].seq}-{batch[-1].seq}"
+            detail = self._scrub(_one_line(lost))
+            if committing:
+                raise StoreError(
+                    f"{self.name}: append failed: the connection was lost while committing "
+                    f"{what}, which is stored whole or not at all: read the turn to know "
+                    f"({detail})") from None
+            raise StoreError(
+                f"{self.name}: append failed: the connection was lost before {what} was "
+                f"committed; nothing of it was stored ({detail})") from None
+        if inserted != len(batch):  # the stored tail was not the one this round continues
+            check_continuation(batch, self.last_seq(turn_id))
+            raise ConcurrencyError(f"{self.name}: turn {turn_id}: seq {batch[0].seq} does not "
+                                   "continue the stored tail")
+
+    def _insert(self, params: list[Any]
+                ) -> tuple[int, bool, bool, psycopg.OperationalError | None]:
+        """One try at the round's transaction: (rows inserted, whether COMMIT was sent, whether
+        another writer raced it, the connection error that ended it)."""
         inserted, committing, raced = 0, False, False
         lost: psycopg.OperationalError | None = None
         with self._connection("append") as connection:
@@ -322,23 +354,7 @@ class PostgresStore:
             finally:
                 if connection.info.transaction_status in _OPEN and not lost:
                     connection.execute("ROLLBACK")
-        if raced:
-            self._raced(batch)
-        if lost is not None:
-            what = f"turn {turn_id} seq {batch[0].seq}-{batch[-1].seq}"
-            detail = self._scrub(_one_line(lost))
-            if committing:
-                raise StoreError(
-                    f"{self.name}: append failed: the connection was lost while committing "
-                    f"{what}, which is stored whole or not at all: read the turn to know "
-                    f"({detail})") from None
-            raise StoreError(
-                f"{self.name}: append failed: the connection was lost before {what} was "
-                f"committed; nothing of it was stored ({detail})") from None
-        if inserted != len(batch):  # the stored tail was not the one this round continues
-            check_continuation(batch, self.last_seq(turn_id))
-            raise ConcurrencyError(f"{self.name}: turn {turn_id}: seq {batch[0].seq} does not "
-                                   "continue the stored tail")
+        return inserted, committing, raced, lost
 
     def _write(self, connection: psycopg.Connection[Any],
                params: list[Any]) -> psycopg.Cursor[Any]:

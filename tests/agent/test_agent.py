@@ -187,3 +187,28 @@ async def test_a_server_that_did_not_start_is_in_the_turns_record(tmp_path: Path
     assert [(d.server, d.reason) for d in started.servers_down] == [("cam", reason)]
     assert (tmp_path / "down.log").read_text().splitlines()[0] == (
         f'tool server down: agent=agent server=cam reason="{reason}"')
+
+
+async def test_a_turn_id_whose_record_failed_can_be_run_again_once_the_store_is_back() -> None:
+    """A worker retries a turn whose first commit failed (the store was away): the agent's bus
+    must not keep refusing that turn with the old failure."""
+
+    class FlakyStore(MemoryStore):
+        failures = 1
+
+        def append(self, envelopes: Any) -> None:
+            if self.failures:
+                self.failures -= 1
+                raise OSError("connection lost")
+            super().append(envelopes)
+
+    store = FlakyStore()
+    async with run_simulator() as sim, Agent(
+        wire="anthropic", model="m", base_url=sim.base_urls["anthropic"], api_key=KEY, db=store,
+        log=None,
+    ) as agent:
+        with pytest.raises(RecordingFailed, match="connection lost"):
+            await agent.run("hello", turn_id="turn-again")
+        result = await agent.run("hello", turn_id="turn-again")
+    assert result.stop == "answered"
+    assert [e.seq for e in store.read("turn-again")] == list(range(1, len(result.events) + 1))

@@ -111,6 +111,9 @@ UNREACHABLE_SHOWN = "postgresql://fuseforks:***@127.0.0.1:9/agents"
 REFUSED = ('connection failed: connection to server at "127.0.0.1", port 9 failed: Connection '
            "refused Is the server running on that host and accepting TCP/IP connections?")
 
+NO_BUS = "nats://127.0.0.1:9"
+"""A NATS URL where no server listens."""
+
 LOOPBACK = ["--base-url", "http://127.0.0.1:9/v1"]
 """A provider on this machine: `run` needs no key for it, and gets to check its files."""
 
@@ -156,7 +159,32 @@ CASES: dict[str, Case] = {
         "log", lambda f: ["log", str(f.stream), "--turn", "p5"], 1,
         lambda f: f"Error: {f.stream}: no turn 'p5' (fuseforks turns {f.stream} lists them)"),
     "log no source": Case("log", lambda f: ["log"], 2,
-                          lambda f: usage("log", "Missing argument 'SOURCE'.")),
+                          lambda f: usage("log", "Missing argument 'SOURCE' (or use --follow).")),
+    "log follow without bus": Case(
+        "log", lambda f: ["log", "--follow"], 2,
+        lambda f: usage("log", "--follow needs --nats URL (or FUSEFORKS_NATS).")),
+    # --- submit
+    "submit unknown wire": Case(
+        "submit", lambda f: ["submit", "--nats", NO_BUS, "--wire", "pigeon", "--model", "m", "x"],
+        2, lambda f: usage("submit", "Invalid value for --wire: unknown wire 'pigeon'; known: "
+                           "anthropic, openai-compat, gemini, openai-responses, xai-responses, "
+                           "meta-responses, perplexity-responses.")),
+    "submit unreachable": Case(
+        "submit", lambda f: ["submit", "--nats", NO_BUS, "--wire", "anthropic", "--model", "m",
+                             "x"],
+        1, lambda f: f"Error: cannot reach NATS at {NO_BUS} (no answer in 5 s)"),
+    # --- worker
+    "worker sqlite store": Case(
+        "worker", lambda f: ["worker", "--db", str(f.store), "--nats", NO_BUS], 2,
+        lambda f: usage("worker", f"Invalid value for --db: '{f.store}' is not a PostgreSQL URL "
+                        "(workers share one store).")),
+    "worker bad base url": Case(
+        "worker", lambda f: ["worker", "--db", UNREACHABLE, "--nats", NO_BUS, "--base-url",
+                             "anthropic"], 2,
+        lambda f: usage("worker", "Invalid value for --base-url: 'anthropic' is not WIRE=URL.")),
+    "worker unreachable store": Case(
+        "worker", lambda f: ["worker", "--db", UNREACHABLE, "--nats", NO_BUS], 1,
+        lambda f: f"Error: {UNREACHABLE_SHOWN}: cannot connect to PostgreSQL ({REFUSED})"),
     # --- turns
     "turns missing": Case("turns", lambda f: ["turns", str(f.missing)], 2,
                           lambda f: missing_file("turns", "SOURCE", f.missing)),

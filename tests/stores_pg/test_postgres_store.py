@@ -284,19 +284,41 @@ def test_two_processes_appending_to_one_turn_leave_no_duplicate_and_no_gap(pg_ur
     assert sum(lost for _, lost in counts) > 0, "the writers never raced"
 
 
+def terminate_sleeping(url: str, times: int) -> threading.Thread:
+    """Terminate the backend of the next `times` appends that sleep before their commit."""
+    database = url.rsplit("/", 1)[1]
+
+    def terminate() -> None:
+        for _ in range(times):
+            pid = backend_sleeping(url, database)
+            with psycopg.connect(url, autocommit=True) as connection:
+                connection.execute("SELECT pg_terminate_backend(%s)", [pid])
+
+    return threading.Thread(target=terminate)
+
+
+def test_a_round_whose_connection_is_lost_before_commit_is_tried_once_more(pg_url: str) -> None:
+    """A server restart breaks every pooled connection at once: the round, of which nothing
+    was stored, goes again on a checked connection, and is stored once."""
+    store = SlowStore(pg_url)
+    store.append(sealed("t1", [RoundStarted(round=1)]))
+    store.delay = 2.0
+    killer = terminate_sleeping(pg_url, 1)
+    killer.start()
+    store.append(sealed("t1", [RoundStarted(round=2), RoundStarted(round=3)], 1))
+    killer.join()
+    assert [(e.seq, e.event) for e in store.read("t1")] == [
+        (1, RoundStarted(round=1)), (2, RoundStarted(round=2)), (3, RoundStarted(round=3))]
+    store.close()
+
+
 def test_a_connection_lost_mid_append_stores_nothing_of_the_round(pg_url: str) -> None:
     store = SlowStore(pg_url)
     kept = sealed("t1", [RoundStarted(round=1)])
     store.append(kept)
     store.delay = 5.0
-    database = pg_url.rsplit("/", 1)[1]
+    killer = terminate_sleeping(pg_url, 2)  # the round and its one more try
 
-    def terminate() -> None:
-        pid = backend_sleeping(pg_url, database)
-        with psycopg.connect(pg_url, autocommit=True) as connection:
-            connection.execute("SELECT pg_terminate_backend(%s)", [pid])
-
-    killer = threading.Thread(target=terminate)
     killer.start()
     with pytest.raises(StoreError) as caught:
         store.append(sealed("t1", [RoundStarted(round=2), RoundStarted(round=3)], 1))
