@@ -3,9 +3,12 @@
 Why a relay and not a publish after each commit: a process can die between its commit and its
 publish, and a batch committed but never published would be missing from the bus for good. The
 relay reads the store itself (the commit-ordered follow position), so whatever is committed is
-published, whoever committed it and whenever the committing process died. Every worker runs one;
-several relays publish the same events, and the stream drops the copies by message id
-(`turn_id:seq`) — cheaper to reason about than electing one.
+published, whoever committed it and whenever the committing process died. Every worker runs one,
+and one of them publishes at a time: the one holding a PostgreSQL advisory lock (a lock held by a
+connection, so a relay that dies or loses the server lets another take over within a second).
+Correctness does not rest on the lock: two relays that both believe they lead publish the same
+events, and the stream drops the copies by message id (`turn_id:seq`); the lock only spares the
+work of publishing everything once per worker.
 
 Where to start: each message carries its event's store position, so a relay that starts reads
 the last message of the stream and follows the store from there. Every event before that
@@ -37,10 +40,13 @@ from fuseforks.jetstream.streams import (
     position_header,
     turn_subject,
 )
-from fuseforks.stores.postgres import Position, PostgresStore
+from fuseforks.stores.postgres import Leadership, Position, PostgresStore
 
 logger = logging.getLogger("fuseforks.relay")
 RETRY_DELAY = 0.5
+LOCK = "relay"
+STANDBY = 1.0
+"""Seconds between a standby relay's tries to lead, and between a leader's checks of its lock."""
 
 
 class Relay:
@@ -49,7 +55,7 @@ class Relay:
 
     name = "relay"
 
-    def __init__(self, store: PostgresStore, js: JetStreamContext, *, interval: float = 0.25,
+    def __init__(self, store: PostgresStore, js: JetStreamContext, *, interval: float = 0.05,
                  batch: int = 500) -> None:
         self.store = store
         self.js = js
@@ -57,6 +63,7 @@ class Relay:
         self.batch = batch
         self.position: Position | None = None
         self.published = 0
+        self.leading = False
         self._wake = anyio.Event()
 
     async def handle(self, batch: Sequence[Envelope]) -> None:
@@ -78,14 +85,38 @@ class Relay:
         return Position(tx=tx, position=position)
 
     async def run(self) -> None:
-        """Relay for ever; cancel to stop."""
+        """Relay for ever (while leading); cancel to stop."""
+        while True:
+            try:
+                leadership = await anyio.to_thread.run_sync(self.store.try_lead, LOCK)
+            except Exception as error:
+                logger.warning("relay: cannot reach the store: %s", error)
+                leadership = None
+            if leadership is None:
+                await anyio.sleep(STANDBY)
+                continue
+            self.leading = True
+            try:
+                await self._lead(leadership)
+            finally:
+                self.leading = False
+                await anyio.to_thread.run_sync(leadership.release)
+
+    async def _lead(self, leadership: Leadership) -> None:
+        """Publish from the stream's last position on, until the lock is lost."""
+        self.position = None
         while self.position is None:
             try:
                 self.position = await self.checkpoint()
             except Exception as error:
                 logger.warning("relay: cannot read the stream's last position: %s", error)
                 await anyio.sleep(RETRY_DELAY)
+        checked = anyio.current_time()
         while True:
+            if anyio.current_time() - checked > STANDBY:
+                if not await anyio.to_thread.run_sync(leadership.held):
+                    return
+                checked = anyio.current_time()
             try:
                 placed = await anyio.to_thread.run_sync(self.store.follow_placed, self.position,
                                                         self.batch)

@@ -90,6 +90,25 @@ class Position(msgspec.Struct, frozen=True, order=True):
     position: int = 0
 
 
+class Leadership:
+    """A held advisory lock (see `PostgresStore.try_lead`)."""
+
+    def __init__(self, connection: psycopg.Connection[Any]) -> None:
+        self._connection = connection
+
+    def held(self) -> bool:
+        """Still held: the connection that holds the lock still answers."""
+        try:
+            self._connection.execute("SELECT 1")
+            return True
+        except psycopg.Error:
+            return False
+
+    def release(self) -> None:
+        with contextlib.suppress(psycopg.Error):
+            self._connection.close()
+
+
 class _EmptyDatabase(CorruptStoreError):
     """A database without a single table: no store yet."""
 
@@ -464,6 +483,21 @@ class PostgresStore:
             cursor = connection.execute(query, params)
             names = [d.name for d in cursor.description or ()]
             return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def try_lead(self, name: str) -> Leadership | None:
+        """Become the one holder of `name` among every process using this database (a session
+        advisory lock on a connection of its own), or None when another process holds it. The
+        lock goes with the connection: a holder that dies, or loses the server, lets another
+        take it."""
+        with self._translate("lock"):
+            connection = self._connect()
+            connection.autocommit = True
+            row = connection.execute("SELECT pg_try_advisory_lock(hashtext(%s))",
+                                     [f"fuseforks:{name}"]).fetchone()
+        if row is not None and row[0]:
+            return Leadership(connection)
+        connection.close()
+        return None
 
     def close(self) -> None:
         if not self._closed.is_set():

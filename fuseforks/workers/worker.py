@@ -305,7 +305,9 @@ class Worker:
         self._relay.poke()
 
     async def _relay_caught_up(self) -> None:
-        while True:
+        """The leading relay has published everything committed (a standby one: the leader
+        publishes this worker's last events)."""
+        while self._relay.leading:
             placed = await anyio.to_thread.run_sync(self._store.follow_placed,
                                                     self._relay.position, 1)
             if not placed:
