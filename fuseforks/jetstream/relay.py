@@ -23,7 +23,7 @@ other processes' commits are seen within `interval`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import anyio
 import anyio.to_thread
@@ -56,7 +56,9 @@ class Relay:
     name = "relay"
 
     def __init__(self, store: PostgresStore, js: JetStreamContext, *, interval: float = 0.05,
-                 batch: int = 500) -> None:
+                 batch: int = 500, on_lead: Callable[[], None] | None = None) -> None:
+        self.on_lead = on_lead
+        """Told each time this relay becomes the one that publishes."""
         self.store = store
         self.js = js
         self.interval = interval
@@ -96,6 +98,8 @@ class Relay:
                 await anyio.sleep(STANDBY)
                 continue
             self.leading = True
+            if self.on_lead is not None:
+                self.on_lead()
             try:
                 await self._lead(leadership)
             finally:

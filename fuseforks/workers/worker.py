@@ -105,7 +105,8 @@ class Worker:
             stack.push_async_callback(connection.close)
             js = connection.jetstream()
             await ensure_streams(js)
-            self._relay = Relay(store, js)
+            self._relay = Relay(store, js, on_lead=lambda: self.say(
+                f"worker {self.name}: relaying the store's events to the bus"))
             hub = await stack.enter_async_context(ToolHub(_servers(self.mcp)))
             self._hub = hub
             queue = await work_queue(js)

@@ -56,9 +56,12 @@ def test_forty_turns_survive_a_worker_killed_mid_run(pg_url: str, nats: NatsServ
             return begun - ended
 
         cluster.wait_for(lambda: in_flight() >= 6, 60, "turns in flight")
+        relaying = "relaying the store's events to the bus"
+        assert relaying in cluster.stderr("w1") and relaying not in cluster.stderr("w2")
         cluster.kill("w1")
         assert cluster.workers["w1"].wait(timeout=10) == -signal.SIGKILL
         cluster.wait_for(lambda: cluster.counts() == (N, N), 180, "every turn to end")
+        assert relaying in cluster.stderr("w2")  # the relay of the living worker took over
         cluster.kill("w2", signal.SIGTERM)
         assert cluster.workers["w2"].wait(timeout=60) == 0, cluster.stderr("w2")
         turns = cluster.turns()
