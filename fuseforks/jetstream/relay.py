@@ -66,6 +66,8 @@ class Relay:
         self.position: Position | None = None
         self.published = 0
         self.leading = False
+        self.tried = anyio.Event()
+        """Set once this relay has tried to lead (it leads now, or another one does)."""
         self._wake = anyio.Event()
 
     async def handle(self, batch: Sequence[Envelope]) -> None:
@@ -94,6 +96,7 @@ class Relay:
             except Exception as error:
                 logger.warning("relay: cannot reach the store: %s", error)
                 leadership = None
+            self.tried.set()
             if leadership is None:
                 await anyio.sleep(STANDBY)
                 continue

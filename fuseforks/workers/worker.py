@@ -111,10 +111,12 @@ class Worker:
             self._hub = hub
             queue = await work_queue(js)
             slots = anyio.Semaphore(self.concurrency)
-            self.say(f"worker {self.name}: ready (concurrency {self.concurrency})")
             async with anyio.create_task_group() as relaying:
                 relaying.start_soon(self._relay.run)
                 await relaying.start(self._keeper)
+                with anyio.move_on_after(10):
+                    await self._relay.tried.wait()
+                self.say(f"worker {self.name}: ready (concurrency {self.concurrency})")
                 async with anyio.create_task_group() as turns:
                     turns.start_soon(self._fetch, queue, slots, turns)
                     await self._stopping.wait()
