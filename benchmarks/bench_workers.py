@@ -62,6 +62,9 @@ def scale(workers: int, concurrency: int) -> float:
     """Turns per second with `workers` workers, each running `concurrency` turns at once."""
     with fresh_database() as url, tempfile.TemporaryDirectory() as root:
         nats = nats_server()
+        clear = getattr(nats, "clear", None)
+        if clear:
+            clear()
         try:
             with Cluster(url, nats.url, Path(root), latency=LATENCY,
                          concurrency=concurrency) as cluster:
@@ -113,6 +116,9 @@ async def in_process(url: str, base_url: str, mcp: Path, texts: list[str]) -> li
 def overhead() -> tuple[float, float, float]:
     with fresh_database() as url, tempfile.TemporaryDirectory() as root:
         nats = nats_server()
+        clear = getattr(nats, "clear", None)
+        if clear:
+            clear()
         try:
             with Cluster(url, nats.url, Path(root), latency=LATENCY, concurrency=1) as cluster:
                 cluster.start_worker("w1")

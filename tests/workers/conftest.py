@@ -1,5 +1,6 @@
 """Real servers for the worker tests: PostgreSQL (embedded, one per session, a database per
-test) and NATS with JetStream (one per test, so streams never leak between tests)."""
+test) and NATS with JetStream (one per test from the wheel, so streams never leak between tests;
+or the one `FUSEFORKS_TEST_NATS` names, its fuseforks streams deleted before each test)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.stores_pg.server import Server, fresh_database, server
-from tests.workers.nats_server import NatsServer, nats_server
+from tests.workers.nats_server import Given, NatsServer, nats_server
 
 
 @pytest.fixture(scope="session")
@@ -23,9 +24,22 @@ def pg_url(pg_server: Server) -> Iterator[str]:
 
 
 @pytest.fixture
-def nats() -> Iterator[NatsServer]:
+def nats() -> Iterator[NatsServer | Given]:
     running = nats_server()
-    assert isinstance(running, NatsServer), "these tests restart the server"
+    if isinstance(running, Given):
+        running.clear()
+        yield running
+        return
+    try:
+        yield running
+    finally:
+        running.close()
+
+
+@pytest.fixture
+def own_nats() -> Iterator[NatsServer]:
+    """A server of this test's own, whatever `FUSEFORKS_TEST_NATS` says: the test restarts it."""
+    running = NatsServer()
     try:
         yield running
     finally:

@@ -9,6 +9,7 @@ restart would: clients see their connection drop and come back.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import socket
@@ -71,14 +72,37 @@ class NatsServer:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-class _Given:
+class Given:
+    """The running server `FUSEFORKS_TEST_NATS` names."""
+
     def __init__(self, url: str) -> None:
         self.url = url
 
-    def restart(self, down_for: float = 0.0) -> None:
-        raise RuntimeError(f"{ENV} names a server this test cannot restart")
+    def clear(self) -> None:
+        """Delete the fuseforks streams (and so their consumers): a test starts from nothing."""
+        import anyio
+
+        async def delete() -> None:
+            import nats
+            from nats.js.errors import NotFoundError
+
+            from fuseforks.jetstream.streams import EVENTS_STREAM, WORK_STREAM
+
+            connection = await nats.connect(self.url)
+            try:
+                js = connection.jetstream()
+                for stream in (EVENTS_STREAM, WORK_STREAM):
+                    with contextlib.suppress(NotFoundError):
+                        await js.delete_stream(stream)
+            finally:
+                await connection.close()
+
+        anyio.run(delete)
+
+    def close(self) -> None:
+        """Not ours to stop."""
 
 
-def nats_server() -> NatsServer | _Given:
+def nats_server() -> NatsServer | Given:
     given = os.environ.get(ENV)
-    return _Given(given) if given else NatsServer()
+    return Given(given) if given else NatsServer()

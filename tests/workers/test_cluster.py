@@ -29,7 +29,7 @@ from fuseforks.events.types import RequestSent, TurnEnded, TurnStarted, TurnTake
 from fuseforks.jetstream.work import WorkRequest
 from fuseforks.projections.log import turn_log
 from tests.workers.harness import MODELS, WIRES, Cluster
-from tests.workers.nats_server import NatsServer
+from tests.workers.nats_server import Given, NatsServer
 
 N = 40
 
@@ -38,7 +38,7 @@ def text_of(index: int) -> str:
     return f"Look at the camera ({index})."
 
 
-def test_forty_turns_survive_a_worker_killed_mid_run(pg_url: str, nats: NatsServer,
+def test_forty_turns_survive_a_worker_killed_mid_run(pg_url: str, nats: NatsServer | Given,
                                                      tmp_path: Path) -> None:
     run = uuid.uuid4().hex[:8]
     requests = [WorkRequest(turn_id=f"turn-{run}-{i:02d}", wire=WIRES[i % len(WIRES)],

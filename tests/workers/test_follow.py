@@ -11,7 +11,7 @@ from pathlib import Path
 from fuseforks.jetstream.work import WorkRequest
 from fuseforks.projections.log import turn_log
 from tests.workers.harness import MODELS, WIRES, Cluster
-from tests.workers.nats_server import NatsServer
+from tests.workers.nats_server import Given, NatsServer
 
 
 def batch(tag: str, n: int) -> list[WorkRequest]:
@@ -20,7 +20,7 @@ def batch(tag: str, n: int) -> list[WorkRequest]:
                         request="Look at the camera.") for i in range(n)]
 
 
-def test_a_durable_follower_resumes_where_it_was_killed(pg_url: str, nats: NatsServer,
+def test_a_durable_follower_resumes_where_it_was_killed(pg_url: str, nats: NatsServer | Given,
                                                         tmp_path: Path) -> None:
     tag = uuid.uuid4().hex[:4]
     with Cluster(pg_url, nats.url, tmp_path, latency=0.1, concurrency=2) as cluster:

@@ -23,12 +23,12 @@ N = 16
 
 
 def test_a_worker_rides_out_a_nats_restart_and_a_postgres_restart(
-        pg_server: Server, pg_url: str, nats: NatsServer, tmp_path: Path) -> None:
+        pg_server: Server, pg_url: str, own_nats: NatsServer, tmp_path: Path) -> None:
     run = uuid.uuid4().hex[:8]
     requests = [WorkRequest(turn_id=f"turn-{run}-{i:02d}", wire=WIRES[i % len(WIRES)],
                             model=MODELS[WIRES[i % len(WIRES)]], agent=f"r{i:02d}",
                             request=f"Look at the camera [{i}].") for i in range(N)]
-    with Cluster(pg_url, nats.url, tmp_path, latency=0.3, exposure=0.1, rounds=2,
+    with Cluster(pg_url, own_nats.url, tmp_path, latency=0.3, exposure=0.1, rounds=2,
                  concurrency=2) as cluster:
         cluster.start_follower()
         cluster.start_worker("w1")
@@ -38,7 +38,7 @@ def test_a_worker_rides_out_a_nats_restart_and_a_postgres_restart(
             return cluster.counts()[1]
 
         cluster.wait_for(lambda: ended() >= 2, 60, "the first turns")
-        nats.restart(down_for=3)
+        own_nats.restart(down_for=3)
         cluster.wait_for(lambda: ended() >= 7, 120, "turns after the NATS restart")
         pg_server.restart(down_for=3)
         cluster.wait_for(lambda: ended() == N, 180, "every turn after the PostgreSQL restart")

@@ -16,11 +16,11 @@ from fuseforks.events.types import TurnEnded, TurnStarted, TurnTakenOver
 from fuseforks.jetstream.streams import WORK_SUBJECT, connect, ensure_streams
 from fuseforks.jetstream.work import WorkRequest
 from tests.workers.harness import Cluster
-from tests.workers.nats_server import NatsServer
+from tests.workers.nats_server import Given, NatsServer
 
 
 def test_a_submitted_turn_runs_on_a_worker_and_submit_wait_prints_it(
-        pg_url: str, nats: NatsServer, tmp_path: Path) -> None:
+        pg_url: str, nats: NatsServer | Given, tmp_path: Path) -> None:
     with Cluster(pg_url, nats.url, tmp_path) as cluster:
         cluster.start_worker("w1")
         done = subprocess.run(
@@ -43,7 +43,7 @@ def test_a_submitted_turn_runs_on_a_worker_and_submit_wait_prints_it(
 
 
 def test_a_request_cannot_choose_the_endpoint_and_an_unknown_wire_is_recorded_as_an_error(
-        pg_url: str, nats: NatsServer, tmp_path: Path) -> None:
+        pg_url: str, nats: NatsServer | Given, tmp_path: Path) -> None:
     """A request that carries an endpoint and a key (a submitter trying to point the worker's key
     at its own server) runs against the worker's own endpoint; a wire the worker cannot serve is
     a turn that ended in an error, not a request lost."""
@@ -78,7 +78,7 @@ def test_a_request_cannot_choose_the_endpoint_and_an_unknown_wire_is_recorded_as
 
 
 def test_sigterm_hands_a_running_turn_back_and_another_worker_finishes_it(
-        pg_url: str, nats: NatsServer, tmp_path: Path) -> None:
+        pg_url: str, nats: NatsServer | Given, tmp_path: Path) -> None:
     request = WorkRequest(turn_id="turn-handed-back", wire="anthropic",
                           model="claude-sonnet-5-5", request="Look at the camera.", agent="hb")
     with Cluster(pg_url, nats.url, tmp_path, latency=3.0) as cluster:
