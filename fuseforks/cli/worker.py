@@ -9,7 +9,7 @@ import click
 
 from fuseforks.core.errors import FuseforksError
 from fuseforks.core.names import DEFAULT_IMAGE_CAP, DEFAULT_MAX_ROUNDS, WireName, parse_wire
-from fuseforks.workers.worker import DEFAULT_GRACE, Worker
+from fuseforks.workers.worker import DEFAULT_GRACE, DEFAULT_MAX_AGENTS, Worker
 
 
 def parse_base_urls(values: tuple[str, ...]) -> dict[WireName, str]:
@@ -44,10 +44,14 @@ Example:
 @click.option("--grace", type=float, default=DEFAULT_GRACE, show_default=True,
               help="Seconds running turns get to finish on SIGTERM before they are handed "
                    "back to the queue.")
+@click.option("--max-agents", type=click.IntRange(min=1), default=DEFAULT_MAX_AGENTS,
+              show_default=True,
+              help="Agents (wire, model, agent name, language) kept open; the least recently "
+                   "used idle ones are closed beyond this.")
 @click.option("--max-rounds", type=click.IntRange(min=1), default=None)
 @click.option("--image-cap", type=click.IntRange(min=0), default=None)
 def worker(db: str, nats_url: str, mcp_config: str | None, concurrency: int,
-           base_urls: tuple[str, ...], name: str | None, grace: float,
+           base_urls: tuple[str, ...], name: str | None, grace: float, max_agents: int,
            max_rounds: int | None, image_cap: int | None) -> None:
     """Run turns from the work queue, recording them in a shared PostgreSQL store.
 
@@ -59,6 +63,7 @@ def worker(db: str, nats_url: str, mcp_config: str | None, concurrency: int,
                                  param_hint="--db")
     running = Worker(db=db, nats=nats_url, mcp=mcp_config, concurrency=concurrency,
                      base_urls=parse_base_urls(base_urls), name=name, grace=grace,
+                     max_agents=max_agents,
                      max_rounds=max_rounds or DEFAULT_MAX_ROUNDS,
                      image_cap=DEFAULT_IMAGE_CAP if image_cap is None else image_cap)
 

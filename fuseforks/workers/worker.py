@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from typing import Any
@@ -51,7 +52,11 @@ from fuseforks.wires.registry import get_wire
 logger = logging.getLogger("fuseforks.worker")
 DEFAULT_GRACE = 30.0
 
+DEFAULT_MAX_AGENTS = 32
+"""Agents (one per wire, model, agent name, language and system prompt) a worker keeps open."""
+
 Say = Callable[[str], None]
+AgentKey = tuple[str, str, str, str, str]
 
 
 def _stderr(line: str) -> None:
@@ -72,6 +77,7 @@ class Worker:
         max_rounds: int = DEFAULT_MAX_ROUNDS,
         image_cap: int = DEFAULT_IMAGE_CAP,
         retry: RetryPolicy | None = None,
+        max_agents: int = DEFAULT_MAX_AGENTS,
         say: Say = _stderr,
     ) -> None:
         if concurrency < 1:
@@ -84,10 +90,14 @@ class Worker:
         self.max_rounds, self.image_cap, self.retry = max_rounds, image_cap, retry
         self.say = say
         self._stopping = anyio.Event()
-        self._agents: dict[tuple[str, ...], Agent] = {}
+        self._agents: OrderedDict[AgentKey, Agent] = OrderedDict()
+        self._busy: Counter[AgentKey] = Counter()
+        self.max_agents = max_agents
         self._agents_lock = anyio.Lock()
         self._in_flight: dict[str, Msg] = {}
         self._keeper_done = anyio.Event()
+        self._closing = anyio.Event()
+        self._closers: dict[Agent, anyio.Event] = {}
         self.turns_done = 0
 
     def stop(self) -> None:
@@ -133,7 +143,7 @@ class Worker:
                 # the relay publishes what the last turns committed before it stops
                 with anyio.move_on_after(5):
                     await self._relay_caught_up()
-                self._to_keeper.close()  # the keeper leaves every agent, then ends
+                self._closing.set()  # the keeper leaves every agent, then ends
                 with anyio.move_on_after(10):
                     await self._keeper_done.wait()
                 relaying.cancel_scope.cancel()
@@ -210,7 +220,7 @@ class Worker:
         if recorded and isinstance(recorded[-1].event, TurnEnded):
             return True
         try:
-            agent = await self._agent(request)
+            key, agent = await self._agent(request)
         except StoreError:
             raise
         except (FuseforksError, ValueError, KeyError) as error:
@@ -236,45 +246,72 @@ class Worker:
             await self._record_end(request.turn_id, recorded, str(error))
         except NothingToTakeOver as error:
             self.say(f"worker {self.name}: {error}")
+        finally:
+            self._busy[key] -= 1
         return True
 
-    async def _agent(self, request: WorkRequest) -> Agent:
-        """The agent for the request's wire, model, name and language, started once and kept:
-        it is entered by the keeper task, which also leaves it, as anyio requires."""
+    async def _agent(self, request: WorkRequest) -> tuple[AgentKey, Agent]:
+        """The agent for the request's wire, model, name and language, started once and kept
+        (the least recently used idle ones are closed beyond `max_agents`); it is entered and
+        left by the keeper task, as anyio requires. The caller releases it (`_busy`)."""
         wire = parse_wire(request.wire)
-        key = (wire, request.model, request.agent, request.language, request.system)
+        key: AgentKey = (wire, request.model, request.agent, request.language, request.system)
         async with self._agents_lock:
             agent = self._agents.get(key)
-            if agent is None:
+            if agent is not None:
+                self._agents.move_to_end(key)
+            else:
                 options: dict[str, Any] = {} if self.retry is None else {"retry": self.retry}
                 agent = Agent(wire=wire, model=request.model, base_url=self.base_urls.get(wire),
                               tools=self._hub, db=self._store, log=None, name=request.agent,
                               language=request.language, system=request.system,
                               max_rounds=self.max_rounds, image_cap=self.image_cap,
                               subscribers=[self._relay], **options)
-                reply: list[BaseException | None] = []
-                done = anyio.Event()
-                await self._to_keeper.send((agent, reply, done))
-                await done.wait()
-                if reply[0] is not None:
-                    raise reply[0]
+                await self._keep("open", agent)
                 self._agents[key] = agent
-            return agent
+                idle = [k for k in self._agents if not self._busy[k] and k != key]
+                for old in idle[: max(0, len(self._agents) - self.max_agents)]:
+                    await self._keep("close", self._agents.pop(old))
+            self._busy[key] += 1
+            return key, agent
+
+    async def _keep(self, operation: str, agent: Agent) -> None:
+        """Open an agent in a task of its own (its bus's task group lives there), or let that
+        task close it: anyio wants a context left by the task that entered it, and agents are
+        closed in any order."""
+        if operation == "close":
+            self._closers.pop(agent).set()
+            return
+        opened, close = anyio.Event(), anyio.Event()
+        failed: list[BaseException] = []
+        self._hosts.start_soon(self._host, agent, opened, close, failed)
+        await opened.wait()
+        if failed:
+            raise failed[0]
+        self._closers[agent] = close
+
+    @staticmethod
+    async def _host(agent: Agent, opened: anyio.Event, close: anyio.Event,
+                    failed: list[BaseException]) -> None:
+        try:
+            async with agent:
+                opened.set()
+                await close.wait()
+        except Exception as error:
+            if opened.is_set():
+                logger.warning("worker: closing an agent: %s", error)
+            else:
+                failed.append(error)
+                opened.set()
 
     async def _keeper(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        send, receive = anyio.create_memory_object_stream[
-            tuple[Agent, list[BaseException | None], anyio.Event]]()
-        self._to_keeper = send
         try:
-            async with AsyncExitStack() as stack, receive:
+            async with anyio.create_task_group() as hosts:
+                self._hosts = hosts
                 task_status.started()
-                async for agent, reply, done in receive:
-                    try:
-                        await stack.enter_async_context(agent)
-                        reply.append(None)
-                    except Exception as error:
-                        reply.append(error)
-                    done.set()
+                await self._closing.wait()
+                for close in self._closers.values():
+                    close.set()
         finally:
             self._keeper_done.set()
 
