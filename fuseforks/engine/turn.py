@@ -47,7 +47,7 @@ from fuseforks.core.names import (
     parse_language,
 )
 from fuseforks.core.texts import texts
-from fuseforks.engine.recorder import Publish, Recorder
+from fuseforks.engine.recorder import PrefixDiverged, Publish, Recorder
 from fuseforks.events.codec import Envelope
 from fuseforks.events.privacy import elide_base64
 from fuseforks.events.sequencer import Clock, SystemClock
@@ -376,11 +376,13 @@ class Turn:
     async def _send(self, purpose: RequestPurpose, summary: bool) -> ChatResponse:
         rec = self.recorder
         request = self._request_sent(purpose, summary)
-        if self._takes_over_here():
+        while self._takes_over_here():
             # The record ends with this request, unanswered: the answer was lost with the process
-            # that sent it. Without the images that process held, it is sent again.
+            # that sent it. Without the images that process held, it is sent again (and again,
+            # if the process that sent it again died too).
             self._take_over([])
             request = self._request_sent(purpose, summary)
+        self._no_missed_takeover()
         await rec.commit()  # write-ahead: the request is on record before it leaves
         self._in_flight = "request"
         response = await self.model.chat(request, self.vault, rec, on_text=text_listener(
@@ -409,6 +411,15 @@ class Turn:
     def _takes_over_here(self) -> bool:
         """The turn is being taken over and its record ends at the event just emitted."""
         return self.recorder.seq in self._takeovers
+
+    def _no_missed_takeover(self) -> None:
+        """Before a side effect: no takeover is left behind (a record that ends where the engine
+        cannot take over must not quietly go live)."""
+        missed = [seq for seq in self._takeovers if seq <= self.recorder.seq]
+        if missed:
+            raise PrefixDiverged(f"turn {self.turn_id} cannot be taken over: its record ends at "
+                                 f"seq {missed[0]}, where today's engine does not wait on a "
+                                 "side effect")
 
     def _take_over(self, calls: Sequence[ToolCall]) -> None:
         takeover = self._takeovers.pop(self.recorder.seq)
@@ -444,6 +455,7 @@ class Turn:
                 rec.emit(ToolResultRecorded(round=round_, call_id=call.id, name=call.name,
                                             ok=False, body=lost, fault="lost in takeover"))
             return
+        self._no_missed_takeover()
         await rec.commit()  # write-ahead: the calls are on record before any starts
         self._in_flight = "tools"
         outputs: list[ToolOutput | None] = [None] * len(calls)

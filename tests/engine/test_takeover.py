@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from fuseforks.agent import Agent
+from fuseforks.engine.recorder import PrefixDiverged
 from fuseforks.engine.replay import verify
 from fuseforks.engine.takeover import NothingToTakeOver
 from fuseforks.events.codec import Envelope
@@ -129,3 +130,53 @@ async def test_an_ended_turn_is_not_taken_over(reference: list[Envelope]) -> Non
         with pytest.raises(NothingToTakeOver, match="no record"):
             await agent.take_over("turn-unknown")
     assert store.read("turn-takeover") == reference
+
+
+async def test_a_turn_taken_over_twice_at_the_same_request(reference: list[Envelope]) -> None:
+    """The second worker dies too, after sending the request again: the third takes over at
+    that request, records a second `TurnTakenOver`, and the turn verifies."""
+    cut = cut_points(reference)[2]  # the request of round 2, which carries an image
+    store = MemoryStore()
+    store.append(reference[:cut])
+    server = StdioServer(name="rig", command=sys.executable, args=[str(RIG)])
+    async with run_simulator(script=Script(call_tools=("rig__frame",), rounds=3)) as sim, \
+            ToolHub([server]) as hub, \
+            Agent(wire=WIRE, model=MODEL, base_url=sim.base_urls[WIRE], api_key="sk-test",
+                  tools=hub, db=store, log=None, retry=FAST, image_cap=2) as agent:
+        await agent.take_over("turn-takeover", worker="w2")
+        second = store.read("turn-takeover")
+        assert isinstance(second[cut].event, TurnTakenOver)
+        assert isinstance(second[cut + 1].event, RequestSent)
+        again = MemoryStore()
+        again.append(second[: cut + 2])  # w2 died with its resent request in flight
+    async with run_simulator(script=Script(call_tools=("rig__frame",), rounds=3)) as sim, \
+            ToolHub([StdioServer(name="rig", command=sys.executable, args=[str(RIG)])]) as hub, \
+            Agent(wire=WIRE, model=MODEL, base_url=sim.base_urls[WIRE], api_key="sk-test",
+                  tools=hub, db=again, log=None, retry=FAST, image_cap=2) as agent:
+        await agent.take_over("turn-takeover", worker="w3")
+        received = bodies(sim)
+    stored = again.read("turn-takeover")
+    taken = [e.event for e in stored if isinstance(e.event, TurnTakenOver)]
+    assert [(t.worker, t.images_lost) for t in taken] == [("w2", taken[0].images_lost), ("w3", [])]
+    assert taken[0].images_lost  # w1's image was lost once, and said once
+    assert isinstance(stored[cut + 2].event, TurnTakenOver)
+    resent = stored[cut + 3].event
+    assert isinstance(resent, RequestSent) and resent.images == []
+    assert len(received) == sum(isinstance(e.event, RequestSent) for e in stored[cut + 2:])
+    assert (await verify(stored)).identical
+
+
+async def test_a_record_cut_where_no_commit_happens_is_not_taken_over_live(
+        reference: list[Envelope]) -> None:
+    """A record that ends between two commits (edited, or written by another engine) would make
+    the takeover go live without saying so: it is refused, and the record kept as it is."""
+    odd = next(i for i, e in enumerate(reference) if isinstance(e.event, ToolResultRecorded)) + 1
+    store = MemoryStore()
+    store.append(reference[:odd])
+    async with run_simulator(script=Script(call_tools=("rig__frame",), rounds=3)) as sim, \
+            Agent(wire=WIRE, model=MODEL, base_url=sim.base_urls[WIRE], api_key="sk-test",
+                  tools=ToolHub([]), db=store, log=None, retry=FAST, image_cap=2) as agent:
+        with pytest.raises(PrefixDiverged, match=f"its record ends at seq {odd}"):
+            await agent.take_over("turn-takeover", worker="w2")
+        assert sim.received == []
+    assert store.read("turn-takeover") == reference[:odd]

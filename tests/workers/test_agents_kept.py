@@ -39,7 +39,7 @@ def test_a_worker_closes_the_least_recently_used_idle_agents(
                     await submit(js, WorkRequest(
                         turn_id=f"turn-lru-{index}", wire="anthropic",
                         model="claude-sonnet-5-5", agent=name, request="Look at the camera."))
-                    while (await anyio.to_thread.run_sync(cluster.counts))[1] < index + 1:
+                    while (await anyio.to_thread.run_sync(cluster.counts))[1] < index + 1:  # noqa: ASYNC110
                         await anyio.sleep(0.05)
                     await anyio.sleep(0.05)  # the request is acknowledged, the agent idle
                     open_after.append([key[2] for key in worker._agents])
