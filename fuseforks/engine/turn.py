@@ -258,8 +258,10 @@ class Turn:
                 with self._scope:
                     outcome = await self._loop()
             except anyio.get_cancelled_exc_class():
-                # The caller's own cancellation (not `interrupt()`): record it, then pass it on.
-                await self._record_interruption("cancelled")
+                # The caller's own cancellation (not `interrupt()`): record it, then pass it on
+                # (unless the turn is being handed back: then nothing more is recorded).
+                if not self._handed_back:
+                    await self._record_interruption("cancelled")
                 raise
             if outcome is None and self._handed_back:
                 raise HandedBack(f"turn {self.turn_id} was handed back after seq {rec.seq}")

@@ -10,6 +10,7 @@ projection that needs the turn's context (the log needs `TurnStarted`) has it.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ from fuseforks.events.codec import Envelope
 from fuseforks.events.types import TurnEnded
 from fuseforks.jetstream.streams import EVENTS_STREAM, EVENTS_SUBJECT, decode, turn_subject
 
+ENDED_KEPT = 100_000
 DURABLE_ACK_WAIT = 5.0
 """Seconds after which an event a dead durable follower held is delivered again."""
 BACKFILL_WAIT = 2.0
@@ -36,18 +38,21 @@ class Delivery:
 
 
 class Seen:
-    """The last seq seen of each open turn; an ended turn is forgotten after its end."""
+    """The last seq seen of each open turn, and the most recent `ENDED_KEPT` turns that ended
+    (a copy of an event of a turn ended longer ago than that is not expected)."""
 
     def __init__(self) -> None:
         self.last: dict[str, int] = {}
-        self.ended: set[str] = set()
+        self.ended: OrderedDict[str, None] = OrderedDict()
 
     def fresh(self, envelope: Envelope) -> bool:
         if envelope.turn_id in self.ended or envelope.seq <= self.last.get(envelope.turn_id, 0):
             return False
         self.last[envelope.turn_id] = envelope.seq
         if isinstance(envelope.event, TurnEnded):
-            self.ended.add(envelope.turn_id)
+            self.ended[envelope.turn_id] = None
+            if len(self.ended) > ENDED_KEPT:
+                self.ended.popitem(last=False)
             self.last.pop(envelope.turn_id, None)
         return True
 

@@ -10,10 +10,13 @@ Correctness does not rest on the lock: two relays that both believe they lead pu
 events, and the stream drops the copies by message id (`turn_id:seq`); the lock only spares the
 work of publishing everything once per worker.
 
-Where to start: each message carries its event's store position, so a relay that starts reads
-the last message of the stream and follows the store from there. Every event before that
-position is on the stream already, because every relay publishes in store order and waits for
-each acknowledgement. An empty stream means: from the beginning of the store.
+Where to start: the leading relay writes the store position it has published up to in a
+key-value bucket after each batch, and each message also carries its event's position. A relay
+that starts to lead takes the later of the two (the bucket, or the stream's last message: the
+previous leader may have died between its batch and the bucket), and follows the store from
+there. Every event before that position is on the stream already, because a relay publishes in
+store order and waits for each acknowledgement. Neither (a new deployment): from the beginning of
+the store. The bucket outlives the stream's messages, which expire after a week.
 
 Failures: a store or bus error is retried (with the same position, so nothing is skipped and a
 message published twice is dropped as a copy); the worker's own commits wake the relay at once,
@@ -28,12 +31,14 @@ from collections.abc import Callable, Sequence
 import anyio
 import anyio.to_thread
 from nats.js import JetStreamContext
+from nats.js.errors import KeyNotFoundError, NotFoundError
 
 from fuseforks.events.codec import Envelope
 from fuseforks.jetstream.streams import (
     EVENTS_STREAM,
     MSG_ID,
     POSITION_HEADER,
+    RELAY_BUCKET,
     encode,
     message_id,
     parse_position,
@@ -45,6 +50,8 @@ from fuseforks.stores.postgres import Leadership, Position, PostgresStore
 logger = logging.getLogger("fuseforks.relay")
 RETRY_DELAY = 0.5
 LOCK = "relay"
+STORE_HEADER = "Fuseforks-Store"
+"""Which store a message's position belongs to (`PostgresStore.identity`)."""
 STANDBY = 1.0
 """Seconds between a standby relay's tries to lead, and between a leader's checks of its lock."""
 
@@ -77,16 +84,31 @@ class Relay:
         self._wake.set()
 
     async def checkpoint(self) -> Position:
-        """The store position of the last event on the stream (`Position()` when it is empty)."""
+        """The store position published up to: the later of the bucket's and the stream's last
+        message's (`Position()` when neither has one)."""
+        found = [Position()]
+        kv = await self.js.key_value(RELAY_BUCKET)
+        try:
+            entry = await kv.get(self._key)
+            if entry.value:
+                found.append(Position(*parse_position(entry.value.decode())))
+        except KeyNotFoundError:
+            pass
         info = await self.js.stream_info(EVENTS_STREAM)
-        if not info.state.last_seq:
-            return Position()
-        last = await self.js.get_msg(EVENTS_STREAM, seq=info.state.last_seq)
-        value = (last.headers or {}).get(POSITION_HEADER)
-        if not value:
-            return Position()
-        tx, position = parse_position(value)
-        return Position(tx=tx, position=position)
+        if info.state.messages and info.state.last_seq:
+            try:
+                last = await self.js.get_msg(EVENTS_STREAM, seq=info.state.last_seq)
+                headers = last.headers or {}
+                value = headers.get(POSITION_HEADER)
+                if value and headers.get(STORE_HEADER) == self._identity:
+                    found.append(Position(*parse_position(value)))
+            except NotFoundError:  # expired between the two calls
+                pass
+        return max(found)
+
+    async def _save(self, position: Position) -> None:
+        kv = await self.js.key_value(RELAY_BUCKET)
+        await kv.put(self._key, position_header(position.tx, position.position).encode())
 
     async def run(self) -> None:
         """Relay for ever (while leading); cancel to stop."""
@@ -107,11 +129,13 @@ class Relay:
                 await self._lead(leadership)
             finally:
                 self.leading = False
-                await anyio.to_thread.run_sync(leadership.release)
+                leadership.release()  # at once, cancelled or not: another relay may lead
 
     async def _lead(self, leadership: Leadership) -> None:
         """Publish from the stream's last position on, until the lock is lost."""
         self.position = None
+        self._identity = await anyio.to_thread.run_sync(self.store.identity)
+        self._key = f"position-{self._identity}"
         while self.position is None:
             try:
                 self.position = await self.checkpoint()
@@ -132,22 +156,33 @@ class Relay:
                 await anyio.sleep(RETRY_DELAY)
                 continue
             for position, envelope in placed:
-                await self._publish(position, envelope)
+                if not await self._publish(position, envelope, leadership):
+                    return  # the lock was lost while the bus was away: another relay leads
                 self.position = position
+            if placed:
+                try:
+                    await self._save(self.position)
+                except Exception as error:  # the stream's last message says as much
+                    logger.warning("relay: cannot save the position: %s", error)
             if len(placed) < self.batch:
                 with anyio.move_on_after(self.interval):
                     await self._wake.wait()
                 self._wake = anyio.Event()
 
-    async def _publish(self, position: Position, envelope: Envelope) -> None:
-        headers = {MSG_ID: message_id(envelope),
+    async def _publish(self, position: Position, envelope: Envelope,
+                       leadership: Leadership) -> bool:
+        """Publish one event, retrying while the bus is away; False if the lock was lost
+        meanwhile (a relay that cannot publish must not hold up the others)."""
+        headers = {MSG_ID: message_id(envelope), STORE_HEADER: self._identity,
                    POSITION_HEADER: position_header(position.tx, position.position)}
         while True:
             try:
                 await self.js.publish(turn_subject(envelope.turn_id), encode(envelope),
                                       headers=headers, timeout=5)
                 self.published += 1
-                return
+                return True
             except Exception as error:
                 logger.warning("relay: cannot publish %s: %s", headers[MSG_ID], error)
                 await anyio.sleep(RETRY_DELAY)
+                if not await anyio.to_thread.run_sync(leadership.held):
+                    return False

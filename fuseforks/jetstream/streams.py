@@ -22,7 +22,7 @@ import anyio
 import nats
 from nats.aio.client import Client
 from nats.js import JetStreamContext
-from nats.js.api import RetentionPolicy, StorageType, StreamConfig
+from nats.js.api import KeyValueConfig, RetentionPolicy, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
 from fuseforks.core.errors import FuseforksError
@@ -36,6 +36,9 @@ POSITION_HEADER = "Fuseforks-Position"
 MSG_ID = "Nats-Msg-Id"
 DUPLICATE_WINDOW = 600.0
 """Seconds the server remembers message ids: longer than any relay lags behind another."""
+RELAY_BUCKET = "FUSEFORKS_RELAY"
+"""Key-value bucket holding the store position the relays have published up to (kept for good:
+the events stream forgets its messages after `EVENTS_MAX_AGE`)."""
 EVENTS_MAX_AGE = 7 * 24 * 3600.0
 """How long events stay on the stream (the store keeps them for good)."""
 
@@ -110,6 +113,11 @@ async def ensure_streams(js: JetStreamContext) -> None:
             await js.stream_info(config.name or "")
         except NotFoundError:
             await js.add_stream(config)
+    try:
+        await js.key_value(RELAY_BUCKET)
+    except NotFoundError:
+        await js.create_key_value(KeyValueConfig(bucket=RELAY_BUCKET, history=1,
+                                                 storage=StorageType.FILE))
 
 
 def position_header(tx: int, position: int) -> str:

@@ -43,6 +43,7 @@ import contextlib
 import logging
 import threading
 import time
+import uuid
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -484,16 +485,41 @@ class PostgresStore:
             names = [d.name for d in cursor.description or ()]
             return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
+    def identity(self) -> str:
+        """Which store this is, the same from every process and machine: an id drawn when it is
+        first asked for and kept in the store's meta table. Readers of the bus that keep a store
+        position (the relay) keep it per store, so that another store's positions never count."""
+        with self._translate("identify"), self._connection("identify") as connection:
+            connection.execute(
+                f"INSERT INTO {sql.META} (key, value) VALUES ('store_id', %s) "
+                "ON CONFLICT (key) DO NOTHING", [uuid.uuid4().hex])
+            connection.commit()
+            row = connection.execute(
+                f"SELECT value FROM {sql.META} WHERE key = 'store_id'").fetchone()
+        assert row is not None
+        return str(row[0])
+
     def try_lead(self, name: str) -> Leadership | None:
         """Become the one holder of `name` among every process using this database (a session
         advisory lock on a connection of its own), or None when another process holds it. The
         lock goes with the connection: a holder that dies, or loses the server, lets another
         take it."""
         with self._translate("lock"):
-            connection = self._connect()
-            connection.autocommit = True
-            row = connection.execute("SELECT pg_try_advisory_lock(hashtext(%s))",
-                                     [f"fuseforks:{name}"]).fetchone()
+            # A holder that vanishes without closing its socket (power loss, a partition) must
+            # lose the lock in seconds, not when the server's default keepalive gives up.
+            connection = psycopg.connect(
+                self.url, **{**self._kwargs, "autocommit": True, "keepalives": 1,
+                             "keepalives_idle": 5, "keepalives_interval": 2,
+                             "keepalives_count": 3, "tcp_user_timeout": 10_000})
+            try:
+                connection.execute("SET statement_timeout = 5000")
+                # Per schema: two stores in one database lead each their own.
+                row = connection.execute(
+                    "SELECT pg_try_advisory_lock(hashtext(current_schema() || ':fuseforks:' "
+                    "|| %s))", [name]).fetchone()
+            except BaseException:
+                connection.close()
+                raise
         if row is not None and row[0]:
             return Leadership(connection)
         connection.close()

@@ -94,7 +94,7 @@ class Worker:
         self._busy: Counter[AgentKey] = Counter()
         self.max_agents = max_agents
         self._agents_lock = anyio.Lock()
-        self._in_flight: dict[str, Msg] = {}
+        self._in_flight: dict[object, Msg] = {}
         self._keeper_done = anyio.Event()
         self._closing = anyio.Event()
         self._closers: dict[Agent, anyio.Event] = {}
@@ -135,10 +135,11 @@ class Worker:
                     if self._in_flight:
                         self.say(f"worker {self.name}: handing back "
                                  f"{len(self._in_flight)} running turns")
-                        for agent in self._agents.values():
-                            agent.hand_back()
                         with anyio.move_on_after(10):
-                            await self._wait_idle()
+                            while self._in_flight:
+                                for agent in list(self._agents.values()):
+                                    agent.hand_back()
+                                await anyio.sleep(0.05)
                     turns.cancel_scope.cancel()
                 # the relay publishes what the last turns committed before it stops
                 with anyio.move_on_after(5):
@@ -183,9 +184,10 @@ class Worker:
                 request = decode_request(message.data)
             except Exception as error:
                 self.say(f"worker {self.name}: refused a malformed request: {error}")
-                await message.term()
+                await _quietly(message.term())
                 return
-            self._in_flight[request.turn_id] = message
+            token = object()
+            self._in_flight[token] = message
             async with anyio.create_task_group() as group:
                 group.start_soon(self._heartbeat, message)
                 try:
@@ -200,12 +202,13 @@ class Worker:
                     done = False
                 finally:
                     group.cancel_scope.cancel()
-            self._in_flight.pop(request.turn_id, None)
+            self._in_flight.pop(token, None)
             if done:
                 await _quietly(message.ack())
                 self.turns_done += 1
             else:  # another worker (or this one, later) continues from the record
-                await _quietly(message.nak(delay=None if self._stopping.is_set() else 1))
+                await _quietly(message.nak(delay=None if self._stopping.is_set()
+                                           else _backoff(message)))
         finally:
             slots.release()
 
@@ -215,7 +218,22 @@ class Worker:
             await _quietly(message.in_progress())
 
     async def _run(self, request: WorkRequest) -> bool:
-        """Run or take over the turn; True when it has ended in the store."""
+        """Run or take over the turn, holding its lock; True when it has ended in the store.
+
+        The lock (a PostgreSQL advisory lock of this turn, held on a connection of its own) is
+        what keeps two workers from running one turn: a request delivered again while its
+        worker is alive but was cut off from the bus (its signs of life lost) finds the lock
+        taken and goes back to the queue."""
+        lock = await anyio.to_thread.run_sync(self._store.try_lead, f"turn:{request.turn_id}")
+        if lock is None:
+            self.say(f"worker {self.name}: turn {request.turn_id} is running elsewhere")
+            return False
+        try:
+            return await self._run_locked(request)
+        finally:
+            lock.release()
+
+    async def _run_locked(self, request: WorkRequest) -> bool:
         recorded = await anyio.to_thread.run_sync(self._store.read, request.turn_id)
         if recorded and isinstance(recorded[-1].event, TurnEnded):
             return True
@@ -237,7 +255,7 @@ class Worker:
                 self.say(f"worker {self.name}: taking over {request.turn_id} "
                          f"after seq {recorded[-1].seq}")
                 await agent.take_over(request.turn_id, worker=self.name)
-        except RecordingFailed as error:  # the store is away: another try, from the record
+        except RecordingFailed as error:  # the store is away (or the turn raced): try again later
             self.say(f"worker {self.name}: turn {request.turn_id} not recorded: {error}")
             return False
         except HandedBack:
@@ -354,6 +372,16 @@ class Worker:
                 return
             self._relay.poke()
             await anyio.sleep(0.05)
+
+
+def _backoff(message: Msg) -> float:
+    """Seconds before a request that could not be finished is delivered again: 1 s, doubling
+    with each delivery, at most a minute (a store that is away is not asked every second)."""
+    try:
+        delivered = message.metadata.num_delivered or 1
+    except Exception:
+        delivered = 1
+    return float(min(2 ** (delivered - 1), 60))
 
 
 async def _quietly(operation: Any) -> None:

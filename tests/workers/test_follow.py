@@ -5,9 +5,13 @@ except the one it may have been printing when it was killed."""
 from __future__ import annotations
 
 import signal
+import time
 import uuid
 from pathlib import Path
 
+import anyio
+
+from fuseforks.jetstream.streams import EVENTS_STREAM, connect
 from fuseforks.jetstream.work import WorkRequest
 from fuseforks.projections.log import turn_log
 from tests.workers.harness import MODELS, WIRES, Cluster
@@ -41,3 +45,34 @@ def test_a_durable_follower_resumes_where_it_was_killed(pg_url: str, nats: NatsS
     assert len(set(expected)) == len(expected), "each line names its own agent"
     assert set(printed) == set(expected)
     assert len(printed) - len(expected) <= 1
+
+
+def test_the_relay_resumes_from_its_saved_position_when_the_stream_has_forgotten(
+        pg_url: str, nats: NatsServer | Given, tmp_path: Path) -> None:
+    """The events stream forgets its messages after a week; the relay's position is kept in a
+    key-value bucket, so a relay that starts on an emptied stream neither stalls nor publishes
+    the old turns again."""
+    tag = uuid.uuid4().hex[:4]
+
+    async def purge() -> None:
+        connection = await connect(nats.url)
+        await connection.jetstream().purge_stream(EVENTS_STREAM)
+        await connection.close()
+
+    with Cluster(pg_url, nats.url, tmp_path, concurrency=2) as cluster:
+        cluster.start_worker("w1")
+        cluster.submit(batch(f"old{tag}", 2))
+        cluster.wait_for(lambda: cluster.counts() == (2, 2), 60, "the old turns")
+        cluster.kill("w1", signal.SIGTERM)
+        assert cluster.workers["w1"].wait(timeout=30) == 0
+        anyio.run(purge)  # as if a week had passed
+        cluster.start_follower("--from-start")
+        cluster.start_worker("w2")
+        cluster.submit(batch(f"new{tag}", 1))
+        cluster.wait_for(lambda: cluster.counts() == (3, 3), 60, "the new turn")
+        new = [line for turn_id, t in cluster.turns().items() if f"new{tag}" in turn_id
+               for line in turn_log(t)]
+        cluster.wait_for(lambda: len(cluster.followed()) >= len(new), 30, "the new lines")
+        time.sleep(1)  # an old line published again would show up now
+        followed = cluster.followed()
+    assert followed == new

@@ -15,6 +15,7 @@ from fuseforks.engine.replay import verify
 from fuseforks.events.types import TurnEnded, TurnStarted, TurnTakenOver
 from fuseforks.jetstream.streams import WORK_SUBJECT, connect, ensure_streams
 from fuseforks.jetstream.work import WorkRequest
+from fuseforks.stores.postgres import PostgresStore
 from tests.workers.harness import Cluster
 from tests.workers.nats_server import Given, NatsServer
 
@@ -98,3 +99,25 @@ def test_sigterm_hands_a_running_turn_back_and_another_worker_finishes_it(
     assert [t.worker for t in taken] == ["w2"]
     assert isinstance(events[-1].event, TurnEnded) and events[-1].event.stop == "answered"
     assert anyio.run(verify, events).identical
+
+
+def test_a_turn_another_worker_holds_is_not_run_twice(
+        pg_url: str, nats: NatsServer | Given, tmp_path: Path) -> None:
+    """A request delivered again while the worker running it is alive (its signs of life were
+    lost on the way) finds the turn's lock taken: it waits in the queue and runs only once the
+    lock is free."""
+    request = WorkRequest(turn_id="turn-held", wire="anthropic", model="claude-sonnet-5-5",
+                          request="Look at the camera.", agent="held")
+    with PostgresStore(pg_url) as store, Cluster(pg_url, nats.url, tmp_path) as cluster:
+        held = store.try_lead("turn:turn-held")  # as the first worker's lock would be
+        assert held is not None
+        cluster.start_worker("w1")
+        cluster.submit([request])
+        cluster.wait_for(lambda: "turn turn-held is running elsewhere" in cluster.stderr("w1"),
+                         30, "the worker to find the lock taken")
+        assert cluster.counts() == (0, 0) and cluster.received() == []
+        held.release()
+        cluster.wait_for(lambda: cluster.counts() == (1, 1), 60, "the turn to run")
+        events = cluster.turns()["turn-held"]
+    assert isinstance(events[-1].event, TurnEnded) and events[-1].event.stop == "answered"
+    assert [type(e.event) for e in events].count(TurnStarted) == 1
