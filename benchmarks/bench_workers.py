@@ -21,6 +21,8 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -58,27 +60,32 @@ def ended(url: str) -> int:
     return int(row[0]) if row else 0
 
 
-def scale(workers: int, concurrency: int) -> float:
-    """Turns per second with `workers` workers, each running `concurrency` turns at once."""
-    with fresh_database() as url, tempfile.TemporaryDirectory() as root:
+@contextmanager
+def servers() -> Iterator[tuple[str, str]]:
+    """A fresh database and a NATS server (the fuseforks streams of a given one cleared)."""
+    with fresh_database() as url:
         nats = nats_server()
         clear = getattr(nats, "clear", None)
         if clear:
             clear()
         try:
-            with Cluster(url, nats.url, Path(root), latency=LATENCY,
-                         concurrency=concurrency) as cluster:
-                for w in range(workers):
-                    cluster.start_worker(f"w{w + 1}")
-                batch = requests(TURNS, uuid.uuid4().hex[:6])
-                started = time.perf_counter()
-                cluster.submit(batch)
-                cluster.wait_for(lambda: ended(url) == TURNS, 600, "the turns to end")
-                return TURNS / (time.perf_counter() - started)
+            yield url, nats.url
         finally:
-            close = getattr(nats, "close", None)
-            if close:
-                close()
+            nats.close()
+
+
+def scale(workers: int, concurrency: int) -> float:
+    """Turns per second with `workers` workers, each running `concurrency` turns at once."""
+    with servers() as (url, nats_url), tempfile.TemporaryDirectory() as root, \
+            Cluster(url, nats_url, Path(root), latency=LATENCY,
+                    concurrency=concurrency) as cluster:
+        for w in range(workers):
+            cluster.start_worker(f"w{w + 1}")
+        batch = requests(TURNS, uuid.uuid4().hex[:6])
+        started = time.perf_counter()
+        cluster.submit(batch)
+        cluster.wait_for(lambda: ended(url) == TURNS, 600, "the turns to end")
+        return TURNS / (time.perf_counter() - started)
 
 
 async def through_the_queue(nats_url: str, request: WorkRequest) -> tuple[float, float]:
@@ -114,29 +121,20 @@ async def in_process(url: str, base_url: str, mcp: Path, texts: list[str]) -> li
 
 
 def overhead() -> tuple[float, float, float]:
-    with fresh_database() as url, tempfile.TemporaryDirectory() as root:
-        nats = nats_server()
-        clear = getattr(nats, "clear", None)
-        if clear:
-            clear()
-        try:
-            with Cluster(url, nats.url, Path(root), latency=LATENCY, concurrency=1) as cluster:
-                cluster.start_worker("w1")
-                base_url = cluster.base_url + WIRE_PREFIXES[WIRE]
-                queued, first = [], []
-                for request in requests(SINGLE + 1, uuid.uuid4().hex[:6]):
-                    seen_first, answered = anyio.run(through_the_queue, nats.url, request)
-                    first.append(seen_first)
-                    queued.append(answered)
-                local = anyio.run(in_process, url, base_url, Path(root) / "mcp.json",
-                                  [f"Look at the camera (local {i})." for i in range(SINGLE + 1)])
-                # the first of each warms its path up
-                return (statistics.median(first[1:]), statistics.median(queued[1:]),
-                        statistics.median(local[1:]))
-        finally:
-            close = getattr(nats, "close", None)
-            if close:
-                close()
+    with servers() as (url, nats_url), tempfile.TemporaryDirectory() as root, \
+            Cluster(url, nats_url, Path(root), latency=LATENCY, concurrency=1) as cluster:
+        cluster.start_worker("w1")
+        base_url = cluster.base_url + WIRE_PREFIXES[WIRE]
+        queued, first = [], []
+        for request in requests(SINGLE + 1, uuid.uuid4().hex[:6]):
+            seen_first, answered = anyio.run(through_the_queue, nats_url, request)
+            first.append(seen_first)
+            queued.append(answered)
+        local = anyio.run(in_process, url, base_url, Path(root) / "mcp.json",
+                          [f"Look at the camera (local {i})." for i in range(SINGLE + 1)])
+        # the first of each warms its path up
+        return (statistics.median(first[1:]), statistics.median(queued[1:]),
+                statistics.median(local[1:]))
 
 
 def main() -> None:

@@ -43,7 +43,7 @@ from fuseforks.core.names import (
     parse_wire,
 )
 from fuseforks.engine.takeover import NothingToTakeOver, resume
-from fuseforks.engine.turn import Turn, TurnSpec
+from fuseforks.engine.turn import Turn, TurnOutcome, TurnSpec
 from fuseforks.events.sequencer import Clock
 from fuseforks.events.types import PlacementLearned, ServerDown, TurnStarted
 from fuseforks.live.model import LiveModel
@@ -277,22 +277,11 @@ class Agent(anyio.AsyncContextManagerMixin):
                             history=exchanges, history_dropped=dropped,
                             servers_down=[ServerDown(server=s, reason=r)
                                           for s, r in self.start_faults.items()])
-            model: ModelPort = live
-            port: ToolPort = tools
-            if self._on_progress is not None:
-                model = ProgressModel(live, self._on_progress)
-                port = ProgressTools(tools, self._on_progress)
+            model, port = self._ports(live, tools)
             turn = Turn(spec, model, port, publish=bus.publish, turn_id=turn_id, clock=self._clock,
                         on_text=on_text)
             bus.forget(turn.turn_id)  # a turn id retried after its record failed starts anew
-            self._running.add(turn)
-            try:
-                outcome = await turn.run()
-            finally:
-                self._running.discard(turn)
-                self._known = capabilities(
-                    (e for e in turn.recorder.history if isinstance(e.event, PlacementLearned)),
-                    self._known)
+            outcome = await self._drive(turn, recorded=0)
         return turn_result(outcome, conversation_id)
 
     def stream(self, request: str, *, conversation: Conversation | str | None = None,
@@ -324,25 +313,32 @@ class Agent(anyio.AsyncContextManagerMixin):
             raise NothingToTakeOver(f"turn {turn_id} has no record")
         started = recorded[0].event
         conversation_id = started.conversation_id if isinstance(started, TurnStarted) else ""
-        model: ModelPort = live
-        port: ToolPort = tools
-        if self._on_progress is not None:
-            model = ProgressModel(live, self._on_progress)
-            port = ProgressTools(tools, self._on_progress)
+        model, port = self._ports(live, tools)
         lock = self._locks.setdefault(conversation_id or turn_id, anyio.Lock())
         async with lock:
             bus.forget(turn_id)  # whatever failed before, the turn goes on from its record
             turn = resume(recorded, model, port, worker=worker or self.name,
                           publish=bus.publish, clock=self._clock)
-            self._running.add(turn)
-            try:
-                outcome = await turn.run()
-            finally:
-                self._running.discard(turn)
-                self._known = capabilities(
-                    (e for e in turn.recorder.history[len(recorded):]
-                     if isinstance(e.event, PlacementLearned)), self._known)
+            outcome = await self._drive(turn, recorded=len(recorded))
         return turn_result(outcome, conversation_id)
+
+    def _ports(self, live: LiveModel, tools: HubTools) -> tuple[ModelPort, ToolPort]:
+        """The live ports, saying what the turn waits for when progress is wanted."""
+        if self._on_progress is None:
+            return live, tools
+        return ProgressModel(live, self._on_progress), ProgressTools(tools, self._on_progress)
+
+    async def _drive(self, turn: Turn, *, recorded: int) -> TurnOutcome:
+        """Run `turn` as one of this agent's running turns, and learn from the events it added
+        (those after the first `recorded`, which were known already)."""
+        self._running.add(turn)
+        try:
+            return await turn.run()
+        finally:
+            self._running.discard(turn)
+            self._known = capabilities(
+                (e for e in turn.recorder.history[recorded:]
+                 if isinstance(e.event, PlacementLearned)), self._known)
 
     def _start_placement(self, live: LiveModel) -> Placement:
         """The placement the record says works for this model (see `start_placement`)."""
