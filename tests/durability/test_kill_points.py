@@ -29,12 +29,14 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -199,6 +201,18 @@ def commit_points(events: list[TurnEvent]) -> list[int]:
     return points
 
 
+class _Serialized:
+    """`CliRunner` swaps the process's stdout while a command runs, so two threads invoking
+    commands at once read each other's output: the checks of the two runs in flight take
+    turns."""
+
+    _lock = threading.Lock()
+
+    def invoke(self, command: Any, args: list[str]) -> Any:
+        with self._lock:
+            return CliRunner().invoke(command, args)
+
+
 def check(run: Run, name: str, record: Path) -> set[str]:
     """Every invariant of a killed run; returns the kinds of the events recorded."""
     assert "Traceback" not in run.stderr, run.stderr
@@ -209,7 +223,7 @@ def check(run: Run, name: str, record: Path) -> set[str]:
     # Write-ahead: the record may hold one request more than the provider received (killed after
     # the commit, before the bytes left), never one less.
     assert len(sent) - 1 <= len(bodies) <= len(sent), (run.case, len(bodies), len(sent))
-    runner = CliRunner()
+    runner = _Serialized()
     turn_id = stored_turn(run.db) if events else ""
     for body, request in zip(bodies, sent, strict=False):
         digests = body_digests(body)

@@ -9,19 +9,9 @@ from collections.abc import Iterator
 import pytest
 
 from fuseforks.stores.postgres import PostgresStore
-from tests.stores_pg.server import Server, fresh_database, server
+from tests.stores_pg.fixtures import pg_server, pg_url
 
-
-@pytest.fixture(scope="session")
-def pg_server() -> Server:
-    return server()
-
-
-@pytest.fixture
-def pg_url(pg_server: Server) -> Iterator[str]:
-    """The URL of a new, empty database, dropped after the test."""
-    with fresh_database() as url:
-        yield url
+__all__ = ["pg_server", "pg_url"]
 
 
 @pytest.fixture

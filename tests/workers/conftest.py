@@ -8,19 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.stores_pg.server import Server, fresh_database, server
+from tests.stores_pg.fixtures import pg_server, pg_url
 from tests.workers.nats_server import Given, NatsServer, nats_server
 
-
-@pytest.fixture(scope="session")
-def pg_server() -> Server:
-    return server()
-
-
-@pytest.fixture
-def pg_url(pg_server: Server) -> Iterator[str]:
-    with fresh_database() as url:
-        yield url
+__all__ = ["pg_server", "pg_url"]
 
 
 @pytest.fixture
