@@ -6,7 +6,7 @@ import click
 import msgspec
 
 from fuseforks.cli.sources import SOURCE, Location, open_source
-from fuseforks.cli.tables import aligned
+from fuseforks.cli.tables import of_fields
 from fuseforks.projections.capabilities import Capability, capabilities
 
 _COLUMNS = (("wire", "wire"), ("model", "model"), ("endpoint", "endpoint_host"),
@@ -15,8 +15,7 @@ _COLUMNS = (("wire", "wire"), ("model", "model"), ("endpoint", "endpoint_host"),
 
 
 def table(rows: list[Capability]) -> list[str]:
-    return aligned([title for title, _ in _COLUMNS],
-                   [[getattr(row, field) for _, field in _COLUMNS] for row in rows])
+    return of_fields(_COLUMNS, rows)
 
 
 @click.command(epilog="""\b

@@ -56,7 +56,7 @@ def log(source: Location | None, turn_id: str | None, follow: bool, nats_url: st
 async def _follow(nats_url: str, durable: str | None, from_start: bool) -> None:
     from fuseforks.events.types import TurnEnded
     from fuseforks.jetstream.feed import follow
-    from fuseforks.jetstream.streams import connect, ensure_streams
+    from fuseforks.jetstream.streams import connect, ensure_streams, redact_bus_url
     from fuseforks.projections.log import LogState, evolve_log
 
     connection = await connect(nats_url, name="fuseforks-log")
@@ -65,7 +65,7 @@ async def _follow(nats_url: str, durable: str | None, from_start: bool) -> None:
         await ensure_streams(js)
         states: dict[str, LogState] = {}
         def ready() -> None:
-            click.echo(f"following every worker's turns at {nats_url}", err=True)
+            click.echo(f"following every worker's turns at {redact_bus_url(nats_url)}", err=True)
 
         async for delivery in follow(js, durable=durable, from_start=from_start, ready=ready):
             envelope = delivery.envelope

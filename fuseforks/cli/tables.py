@@ -17,3 +17,9 @@ def aligned(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str
                   for cell, width, right in zip(line, widths, numeric, strict=True)).rstrip()
         for line in cells
     ]
+
+
+def of_fields(columns: Sequence[tuple[str, str]], rows: Sequence[object]) -> list[str]:
+    """`aligned`, from objects: `columns` pairs each title with the attribute shown under it."""
+    return aligned([title for title, _ in columns],
+                   [[getattr(row, field) for _, field in columns] for row in rows])

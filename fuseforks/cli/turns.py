@@ -6,7 +6,7 @@ import click
 import msgspec
 
 from fuseforks.cli.sources import SOURCE, Location, open_source
-from fuseforks.cli.tables import aligned
+from fuseforks.cli.tables import of_fields
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import RequestSent, RoundStarted, TurnEnded, TurnStarted
 
@@ -51,8 +51,7 @@ _COLUMNS = (("turn", "turn_id"), ("agent", "agent"), ("wire", "wire"), ("model",
 
 
 def table(rows: list[TurnRow]) -> list[str]:
-    return aligned([title for title, _ in _COLUMNS],
-                   [[getattr(row, field) for _, field in _COLUMNS] for row in rows])
+    return of_fields(_COLUMNS, rows)
 
 
 @click.command(epilog="""\b

@@ -93,9 +93,31 @@ async def connect(url: str, *, name: str = "fuseforks", **options: Any) -> Clien
                 connect_timeout=CONNECT_TIMEOUT, allow_reconnect=True, error_cb=quiet,
                 **options)
     except TimeoutError:
-        raise BusError(f"cannot reach NATS at {url} (no answer in {CONNECT_TIMEOUT:g} s)") from None
+        raise BusError(f"cannot reach NATS at {redact_bus_url(url)} "
+                       f"(no answer in {CONNECT_TIMEOUT:g} s)") from None
     except Exception as error:  # nats raises several unrelated types for "cannot connect"
-        raise BusError(f"cannot reach NATS at {url}: {type(error).__name__}: {error}") from None
+        detail = str(error)
+        for secret in _secrets(url):
+            detail = detail.replace(secret, "***")
+        raise BusError(f"cannot reach NATS at {redact_bus_url(url)}: "
+                       f"{type(error).__name__}: {detail}") from None
+
+
+def redact_bus_url(url: str) -> str:
+    """`url` as every message shows it: a password (`user:password@`) or a token (`token@`)
+    as `***`."""
+    scheme, separator, rest = url.partition("://")
+    login, at, hosts = rest.rpartition("@")
+    if not separator or not at:
+        return url
+    user, colon, _ = login.partition(":")
+    return f"{scheme}://{user + ':***' if colon else '***'}@{hosts}"
+
+
+def _secrets(url: str) -> list[str]:
+    login = url.partition("://")[2].rpartition("@")[0]
+    user, colon, password = login.partition(":")
+    return [s for s in ([password] if colon else [user]) if len(s) >= 3]
 
 
 async def ensure_streams(js: JetStreamContext) -> None:

@@ -173,6 +173,14 @@ CASES: dict[str, Case] = {
         "submit", lambda f: ["submit", "--nats", NO_BUS, "--wire", "anthropic", "--model", "m",
                              "x"],
         1, lambda f: f"Error: cannot reach NATS at {NO_BUS} (no answer in 5 s)"),
+    "submit unreachable with a password": Case(
+        "submit", lambda f: ["submit", "--nats", "nats://alice:bus-secret-77@127.0.0.1:9",
+                             "--wire", "anthropic", "--model", "m", "x"],
+        1, lambda f: "Error: cannot reach NATS at nats://alice:***@127.0.0.1:9 (no answer in 5 s)"),
+    "submit unreachable with a token": Case(
+        "submit", lambda f: ["submit", "--nats", "nats://tok-bus-secret-88@127.0.0.1:9",
+                             "--wire", "anthropic", "--model", "m", "x"],
+        1, lambda f: "Error: cannot reach NATS at nats://***@127.0.0.1:9 (no answer in 5 s)"),
     # --- worker
     "worker sqlite store": Case(
         "worker", lambda f: ["worker", "--db", str(f.store), "--nats", NO_BUS], 2,
