@@ -110,7 +110,8 @@ def is_loopback(base_url: str | None) -> bool:
         return False
 
 
-def _servers(mcp: McpServers) -> list[ServerConfig]:
+def server_configs(mcp: McpServers) -> list[ServerConfig]:
+    """The MCP servers `mcp` names: a config file, the same document as a dict, or objects."""
     if mcp is None:
         return []
     if isinstance(mcp, str | Path):
@@ -167,7 +168,7 @@ class Agent(anyio.AsyncContextManagerMixin):
         self.image_cap = image_cap
         self.history_budget = history_budget
         self._endpoint = self._resolve_endpoint(base_url, api_key)
-        self._servers = _servers(mcp) if tools is None else []
+        self._servers = server_configs(mcp) if tools is None else []
         self._given_tools = tools
         self._db = db
         self._log = log

@@ -54,30 +54,26 @@ def log(source: Location | None, turn_id: str | None, follow: bool, nats_url: st
 
 
 async def _follow(nats_url: str, durable: str | None, from_start: bool) -> None:
-    from fuseforks.events.types import TurnEnded
+    from fuseforks.bus.subscribers import LogWriter
     from fuseforks.jetstream.feed import follow
     from fuseforks.jetstream.streams import connect, ensure_streams, redact_bus_url
-    from fuseforks.projections.log import LogState, evolve_log
 
+    shown = True  # an event read only for its turn's context adds no line
+
+    def show(line: str) -> None:
+        if shown:
+            click.echo(line)
+
+    def ready() -> None:
+        click.echo(f"following every worker's turns at {redact_bus_url(nats_url)}", err=True)
+
+    writer = LogWriter(show)
     connection = await connect(nats_url, name="fuseforks-log")
     try:
         js = connection.jetstream()
         await ensure_streams(js)
-        states: dict[str, LogState] = {}
-        def ready() -> None:
-            click.echo(f"following every worker's turns at {redact_bus_url(nats_url)}", err=True)
-
         async for delivery in follow(js, durable=durable, from_start=from_start, ready=ready):
-            envelope = delivery.envelope
-            state = states.get(envelope.turn_id, LogState())
-            before = len(state.lines)
-            state = evolve_log(state, envelope.event)
-            if not delivery.earlier:
-                for line in state.lines[before:]:
-                    click.echo(line)
-            if isinstance(envelope.event, TurnEnded):
-                states.pop(envelope.turn_id, None)
-            else:
-                states[envelope.turn_id] = state
+            shown = not delivery.earlier
+            await writer.handle([delivery.envelope])
     finally:
         await connection.close()

@@ -8,13 +8,13 @@ import uuid
 import anyio
 import click
 
+from fuseforks.bus.subscribers import LogWriter
 from fuseforks.core.errors import FuseforksError
 from fuseforks.core.names import LANGUAGES, parse_wire
 from fuseforks.events.types import TurnEnded
 from fuseforks.jetstream.streams import EVENTS_STREAM, connect, decode, ensure_streams, turn_subject
 from fuseforks.jetstream.work import WorkRequest
 from fuseforks.jetstream.work import submit as put
-from fuseforks.projections.log import LogState, evolve_log
 
 
 @click.command(epilog="""\b
@@ -71,7 +71,8 @@ def submit(request: str, nats_url: str, wire: str, model: str, agent: str,
 
 
 async def follow_turn(subscription: object, turn_id: str) -> int:
-    state = LogState()
+    """Print the turn's log lines as they are recorded, then its answer; the exit code."""
+    writer = LogWriter(click.echo)
     seen = 0
     while True:
         message = await subscription.next_msg(timeout=None)  # type: ignore[attr-defined]
@@ -79,10 +80,7 @@ async def follow_turn(subscription: object, turn_id: str) -> int:
         if envelope.turn_id != turn_id or envelope.seq <= seen:
             continue
         seen = envelope.seq
-        before = len(state.lines)
-        state = evolve_log(state, envelope.event)
-        for line in state.lines[before:]:
-            click.echo(line)
+        await writer.handle([envelope])
         if isinstance(envelope.event, TurnEnded):
             ended = envelope.event
             if ended.answer:
@@ -90,4 +88,3 @@ async def follow_turn(subscription: object, turn_id: str) -> int:
             if ended.error:
                 click.echo(f"error: {ended.error}", err=True)
             return 0 if ended.stop == "answered" else 1
-

@@ -32,7 +32,7 @@ import anyio.to_thread
 from nats.aio.msg import Msg
 
 from fuseforks.agent import Agent
-from fuseforks.agent.agent import McpServers
+from fuseforks.agent.agent import McpServers, server_configs
 from fuseforks.core.errors import FuseforksError, RecordingFailed, StoreError
 from fuseforks.core.names import DEFAULT_IMAGE_CAP, DEFAULT_MAX_ROUNDS, WireName, parse_wire
 from fuseforks.core.texts import texts
@@ -40,6 +40,7 @@ from fuseforks.engine.recorder import PrefixDiverged
 from fuseforks.engine.takeover import NothingToTakeOver
 from fuseforks.engine.turn import HandedBack
 from fuseforks.events.codec import Envelope
+from fuseforks.events.sequencer import Sequencer, SystemClock
 from fuseforks.events.types import TurnEnded, TurnStarted
 from fuseforks.jetstream.relay import Relay
 from fuseforks.jetstream.streams import connect, ensure_streams
@@ -117,7 +118,7 @@ class Worker:
             await ensure_streams(js)
             self._relay = Relay(store, js, on_lead=lambda: self.say(
                 f"worker {self.name}: relaying the store's events to the bus"))
-            hub = await stack.enter_async_context(ToolHub(_servers(self.mcp)))
+            hub = await stack.enter_async_context(ToolHub(server_configs(self.mcp)))
             self._hub = hub
             queue = await work_queue(js)
             slots = anyio.Semaphore(self.concurrency)
@@ -356,8 +357,6 @@ class Worker:
                             recorded[-1].seq)
 
     async def _append(self, turn_id: str, events: list[Any], after: int) -> None:
-        from fuseforks.events.sequencer import Sequencer, SystemClock
-
         batch = Sequencer(turn_id, SystemClock(), last_seq=after).seal(events)
         await anyio.to_thread.run_sync(self._store.append, batch)
         self._relay.poke()
@@ -389,10 +388,4 @@ async def _quietly(operation: Any) -> None:
         await operation
     except Exception as error:
         logger.warning("worker: %s", error)
-
-
-def _servers(mcp: McpServers) -> list[Any]:
-    from fuseforks.agent.agent import _servers as parse
-
-    return parse(mcp)
 
