@@ -72,6 +72,14 @@ def encode_envelope(envelope: Envelope) -> bytes:
     return _encoder.encode(envelope)
 
 
+def encode_stored(turn_id: str, seq: int, version: int, at: str, body: str | bytes) -> bytes:
+    """An envelope's JSON around an event body exactly as a store keeps it (the bytes
+    `encode_envelope` gives for the decoded event), without decoding the body."""
+    raw = msgspec.Raw(body.encode() if isinstance(body, str) else body)
+    return _encoder.encode(_RawEnvelope(turn_id=turn_id, seq=seq, version=version, at=at,
+                                        event=raw))
+
+
 def decode_event(
     body: bytes | str, version: int = SCHEMA_VERSION, context: Context | None = None
 ) -> TurnEvent:

@@ -39,8 +39,6 @@ from fuseforks.jetstream.streams import (
     MSG_ID,
     POSITION_HEADER,
     RELAY_BUCKET,
-    encode,
-    message_id,
     parse_position,
     position_header,
     turn_subject,
@@ -149,14 +147,14 @@ class Relay:
                     return
                 checked = anyio.current_time()
             try:
-                placed = await anyio.to_thread.run_sync(self.store.follow_placed, self.position,
+                placed = await anyio.to_thread.run_sync(self.store.follow_encoded, self.position,
                                                         self.batch)
             except Exception as error:
                 logger.warning("relay: cannot read the store: %s", error)
                 await anyio.sleep(RETRY_DELAY)
                 continue
-            for position, envelope in placed:
-                if not await self._publish(position, envelope, leadership):
+            for position, turn_id, seq, envelope in placed:
+                if not await self._publish(position, turn_id, seq, envelope, leadership):
                     return  # the lock was lost while the bus was away: another relay leads
                 self.position = position
             if placed:
@@ -169,15 +167,16 @@ class Relay:
                     await self._wake.wait()
                 self._wake = anyio.Event()
 
-    async def _publish(self, position: Position, envelope: Envelope,
+    async def _publish(self, position: Position, turn_id: str, seq: int, envelope: bytes,
                        leadership: Leadership) -> bool:
-        """Publish one event, retrying while the bus is away; False if the lock was lost
-        meanwhile (a relay that cannot publish must not hold up the others)."""
-        headers = {MSG_ID: message_id(envelope), STORE_HEADER: self._identity,
+        """Publish one event (its envelope's JSON as stored), retrying while the bus is away;
+        False if the lock was lost meanwhile (a relay that cannot publish must not hold up the
+        others)."""
+        headers = {MSG_ID: f"{turn_id}:{seq}", STORE_HEADER: self._identity,
                    POSITION_HEADER: position_header(position.tx, position.position)}
         while True:
             try:
-                await self.js.publish(turn_subject(envelope.turn_id), encode(envelope),
+                await self.js.publish(turn_subject(turn_id), envelope,
                                       headers=headers, timeout=5)
                 self.published += 1
                 return True

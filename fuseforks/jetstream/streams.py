@@ -26,7 +26,7 @@ from nats.js.api import KeyValueConfig, RetentionPolicy, StorageType, StreamConf
 from nats.js.errors import NotFoundError
 
 from fuseforks.core.errors import FuseforksError
-from fuseforks.events.codec import Envelope, decode_envelope, encode_envelope
+from fuseforks.events.codec import Envelope, decode_envelope
 
 EVENTS_STREAM = "FUSEFORKS_EVENTS"
 EVENTS_SUBJECT = "fuseforks.events"
@@ -65,14 +65,6 @@ def turn_subject(turn_id: str) -> str:
     older store) a digest of it."""
     token = turn_id if _TOKEN.match(turn_id) else "h-" + hashlib.sha256(turn_id.encode()).hexdigest()
     return f"{EVENTS_SUBJECT}.{token}"
-
-
-def message_id(envelope: Envelope) -> str:
-    return f"{envelope.turn_id}:{envelope.seq}"
-
-
-def encode(envelope: Envelope) -> bytes:
-    return encode_envelope(envelope)
 
 
 def decode(data: bytes) -> Envelope:

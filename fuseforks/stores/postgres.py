@@ -57,7 +57,7 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from fuseforks.core.errors import ConcurrencyError, CorruptStoreError, NewerSchemaError, StoreError
-from fuseforks.events.codec import SCHEMA_VERSION, Envelope
+from fuseforks.events.codec import SCHEMA_VERSION, Envelope, encode_envelope, encode_stored
 from fuseforks.events.codec import encode_event as _encode_event
 from fuseforks.events.privacy import PixelLeakError, find_pixel_leak
 from fuseforks.events.types import TurnEvent
@@ -435,19 +435,38 @@ class PostgresStore:
 
     def follow_placed(self, after: Position | None = None,
                       limit: int = 1000) -> list[tuple[Position, Envelope]]:
-        """`follow`, with each event's own position: a reader that checkpoints per event (the
-        relay to the message bus) resumes exactly after the last event it handled."""
-        start = after or Position()
-        with self._connection("follow") as connection:
-            rows = connection.execute(sql.FOLLOW, [str(start.tx), start.position, limit]).fetchall()
-        older = {turn_id for _, _, turn_id, _, version, _, _ in rows if version != SCHEMA_VERSION}
-        upcast = {(e.turn_id, e.seq): e for turn_id in older for e in self.read(turn_id)}
+        """`follow`, with each event's own position: a reader that checkpoints per event
+        resumes exactly after the last event it handled."""
+        rows, upcast = self._follow_rows(after, limit)
         return [
             (Position(tx=int(tx), position=int(position)),
              upcast[(turn_id, seq)] if version != SCHEMA_VERSION
              else Envelope(turn_id=turn_id, seq=seq, at=at, event=_decode_current(body)))
             for tx, position, turn_id, seq, version, at, body in rows
         ]
+
+    def follow_encoded(self, after: Position | None = None,
+                       limit: int = 1000) -> list[tuple[Position, str, int, bytes]]:
+        """`follow_placed` for a reader that passes events on as JSON (the relay to the message
+        bus): (position, turn id, seq, the envelope's JSON), built around the stored body
+        without decoding it — the bytes `encode_envelope` would give."""
+        rows, upcast = self._follow_rows(after, limit)
+        return [
+            (Position(tx=int(tx), position=int(position)), turn_id, seq,
+             encode_envelope(upcast[(turn_id, seq)]) if version != SCHEMA_VERSION
+             else encode_stored(turn_id, seq, version, at, body))
+            for tx, position, turn_id, seq, version, at, body in rows
+        ]
+
+    def _follow_rows(self, after: Position | None, limit: int
+                     ) -> tuple[list[Any], dict[tuple[str, int], Envelope]]:
+        """The rows after `after`, and the upcast envelopes of those written in older versions
+        (an upcaster needs the turn's earlier events)."""
+        start = after or Position()
+        with self._connection("follow") as connection:
+            rows = connection.execute(sql.FOLLOW, [str(start.tx), start.position, limit]).fetchall()
+        older = {turn_id for _, _, turn_id, _, version, _, _ in rows if version != SCHEMA_VERSION}
+        return rows, {(e.turn_id, e.seq): e for turn_id in older for e in self.read(turn_id)}
 
     # --- audit (SQL views over the same events; see fuseforks.projections.audit) ----------------
 

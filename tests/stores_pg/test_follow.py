@@ -122,3 +122,18 @@ def test_four_writers_with_late_commits_and_a_follower_see_every_event_once_in_o
     assert positions(pg_url).keys() == set(order)
     assert polls > WRITERS * ROUNDS * EVENTS // 7
     follower.close()
+
+
+def test_the_relays_bytes_are_the_envelopes_json_built_without_decoding(pg_url: str) -> None:
+    """`follow_encoded` wraps each stored body as it is; the bytes equal encoding the decoded
+    envelope, event by event, with the same positions as `follow_placed`."""
+    from fuseforks.events.codec import encode_envelope
+    from tests.events.samples import SAMPLES
+    from tests.stores_pg.test_postgres_store import sealed as seal
+
+    with PostgresStore(pg_url) as store:
+        store.append(seal("t-enc", SAMPLES))
+        placed = store.follow_placed(None, 1000)
+        encoded = store.follow_encoded(None, 1000)
+    assert len(encoded) == len(SAMPLES)
+    assert encoded == [(position, e.turn_id, e.seq, encode_envelope(e)) for position, e in placed]
