@@ -40,6 +40,7 @@ from fuseforks.engine.recorder import PrefixDiverged
 from fuseforks.engine.takeover import NothingToTakeOver
 from fuseforks.engine.turn import HandedBack
 from fuseforks.events.codec import Envelope
+from fuseforks.events.privacy import elide_base64
 from fuseforks.events.sequencer import Sequencer, SystemClock
 from fuseforks.events.types import TurnEnded, TurnStarted
 from fuseforks.jetstream.relay import Relay
@@ -344,16 +345,16 @@ class Worker:
             wire, placement = "anthropic", "native"
         started = TurnStarted(
             agent=request.agent, wire=wire, model=request.model, endpoint_host="",
-            language=request.language, request=request.request, tools=[],
+            language=request.language, request=elide_base64(request.request), tools=[],
             max_rounds=self.max_rounds, image_cap=self.image_cap, placement=placement,
             summary_instruction=texts(request.language).summary_request(),
             conversation_id=request.conversation_id)
         await self._append(request.turn_id, [started, TurnEnded(rounds=0, stop="error",
-                                                                error=reason)], 0)
+                                                                error=elide_base64(reason))], 0)
 
     async def _record_end(self, turn_id: str, recorded: list[Envelope], reason: str) -> None:
         self.say(f"worker {self.name}: {reason}")
-        await self._append(turn_id, [TurnEnded(rounds=0, stop="error", error=reason)],
+        await self._append(turn_id, [TurnEnded(rounds=0, stop="error", error=elide_base64(reason))],
                             recorded[-1].seq)
 
     async def _append(self, turn_id: str, events: list[Any], after: int) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import os
 import signal
@@ -10,6 +12,7 @@ import sys
 from pathlib import Path
 
 import anyio
+from PIL import Image
 
 from fuseforks.engine.replay import verify
 from fuseforks.events.types import TurnEnded, TurnStarted, TurnTakenOver
@@ -51,8 +54,11 @@ def test_a_request_cannot_choose_the_endpoint_and_an_unknown_wire_is_recorded_as
     hostile = {"turn_id": "turn-hostile", "wire": "anthropic", "model": "claude-sonnet-5-5",
                "request": "Look at the camera.", "agent": "h",
                "base_url": "http://127.0.0.1:9/steal", "api_key": "sk-submitter"}
+    png = io.BytesIO()
+    Image.new("RGB", (8, 8), (255, 0, 0)).save(png, "PNG")
+    pasted = base64.b64encode(png.getvalue()).decode()  # an image pasted into the text
     unknown = {"turn_id": "turn-unknown", "wire": "carrier-pigeon", "model": "m",
-               "request": "hello", "agent": "u"}
+               "request": f"hello {pasted}", "agent": "u"}
 
     async def publish() -> None:
         connection = await connect(nats.url)
@@ -73,6 +79,9 @@ def test_a_request_cannot_choose_the_endpoint_and_an_unknown_wire_is_recorded_as
     assert turns["turn-hostile"][0].event.endpoint_host == "127.0.0.1"  # type: ignore[union-attr]
     assert len(received) == 2  # both requests reached the worker's simulator, none went to :9
     assert [type(e.event) for e in turns["turn-unknown"]] == [TurnStarted, TurnEnded]
+    started = turns["turn-unknown"][0].event
+    assert isinstance(started, TurnStarted) and started.request.startswith("hello ")
+    assert pasted not in started.request and pasted[:40] not in started.request
     refused = turns["turn-unknown"][-1].event
     assert isinstance(refused, TurnEnded) and refused.stop == "error"
     assert refused.error.startswith("unknown wire 'carrier-pigeon'"), refused.error
