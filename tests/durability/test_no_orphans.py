@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import processes
+
 
 def descendants(root: int) -> dict[int, str]:
     """pid -> command line of every process below `root`."""
@@ -52,7 +54,7 @@ def alive(pid: int) -> bool:
 
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGKILL"])
 def test_killing_the_demo_kills_its_children(tmp_path: Path, name: str) -> None:
-    demo = subprocess.Popen(
+    demo = processes.spawn(
         [sys.executable, "-m", "fuseforks", "demo", "--db", str(tmp_path / "d.db"),
          "--log", str(tmp_path / "d.log")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -71,3 +73,41 @@ def test_killing_the_demo_kills_its_children(tmp_path: Path, name: str) -> None:
     while left := {pid: c for pid, c in children.items() if alive(pid)}:
         assert time.monotonic() < deadline, f"outlived the demo: {left}"
         time.sleep(0.05)
+
+
+CHILD = """
+import pathlib, signal, sys, time
+def quit(signum, frame):
+    pathlib.Path(sys.argv[1]).write_text(signal.Signals(signum).name)
+    sys.exit(0)
+signal.signal(signal.SIGQUIT, quit)
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+PARENT = """
+import subprocess, sys
+from fuseforks.core.leash import leashed
+child = subprocess.Popen(leashed([sys.executable, "-c", sys.argv[1], sys.argv[2]], signal=3),
+                         stdout=subprocess.PIPE, text=True)
+assert child.stdout.readline() == "ready\\n"
+print(child.pid, flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_a_child_is_sent_the_signal_it_was_leashed_with(tmp_path: Path) -> None:
+    """A server that cleans up on a signal of its own (PostgreSQL on SIGQUIT) gets that signal,
+    not SIGKILL, when the process that started it is killed."""
+    said = tmp_path / "said"
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, CHILD, str(said)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    parent.kill()
+    parent.wait(timeout=60)
+    deadline = time.monotonic() + 60  # a last resort, not a speed check
+    while alive(child):
+        assert time.monotonic() < deadline, "the child outlived its parent"
+        time.sleep(0.05)
+    assert said.read_text() == "SIGQUIT"
