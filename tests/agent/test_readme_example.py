@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from pathlib import Path
+
+from tests.helpers import processes
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -16,7 +17,7 @@ def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
                          text, re.S)
     script = tmp_path / "example.py"
     script.write_text(code)
-    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+    done = processes.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -32,7 +33,7 @@ def test_the_readme_streaming_example_runs_as_written(tmp_path: Path) -> None:
                          text, re.S)
     script = tmp_path / "stream.py"
     script.write_text(code)
-    done = subprocess.run([sys.executable, "-u", str(script)], cwd=tmp_path,
+    done = processes.run([sys.executable, "-u", str(script)], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [

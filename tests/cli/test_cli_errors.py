@@ -8,7 +8,6 @@ import hashlib
 import os
 import shutil
 import socket
-import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from fuseforks.cli import COMMANDS, main
 from fuseforks.stores.jsonl import import_stream
 from fuseforks.stores.sqlite import STORE_VERSION, SqliteStore
 from tests.cli.crafted import REPLAYS, foreign_database, newer_store
+from tests.helpers import processes
 
 NOTES = b"these are my notes, not a database\n"
 
@@ -467,7 +467,7 @@ def test_the_same_in_a_real_process(name: str, files: Files) -> None:
     case = CASES[name]
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     before = snapshot(files.root)
-    done = subprocess.run([sys.executable, "-m", "fuseforks", *case.args(files)], cwd=files.root,
+    done = processes.run([sys.executable, "-m", "fuseforks", *case.args(files)], cwd=files.root,
                           capture_output=True, text=True, timeout=60, env=env)
     assert "Traceback" not in done.stdout + done.stderr
     assert (done.returncode, done.stderr.splitlines()) == (case.code, [case.stderr(files)])

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from fuseforks.cli import main
 from fuseforks.stores.jsonl import import_stream
 from fuseforks.stores.sqlite import STORE_VERSION, SqliteStore
 from tests.cli.crafted import REPLAYS, camera_turn, digest
+from tests.helpers import processes
 
 NOBODY = 65534
 P4 = "052074359e0f886f7cb5463ffa08f99d9c9452c7fc964c0a8d41e03109414210"
@@ -89,7 +89,7 @@ def as_auditor(store: Path, commands: list[list[str]]) -> list[tuple[int, str, s
     warm_dir.mkdir()
     shutil.copy(store, warm_dir / store.name)
     warm = [[str(warm_dir / store.name) if a == str(store) else a for a in c] for c in commands]
-    done = subprocess.run([sys.executable, "-c", AUDITOR, json.dumps([str(store), warm, commands])],
+    done = processes.run([sys.executable, "-c", AUDITOR, json.dumps([str(store), warm, commands])],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout)

@@ -50,6 +50,7 @@ from fuseforks.events.types import (
     TurnInterrupted,
 )
 from fuseforks.stores.sqlite import SqliteStore
+from tests.helpers import processes
 
 LATENCY = 0.3  # seconds the simulated model takes to answer
 EXPOSURE = 0.3  # seconds the camera takes per frame
@@ -75,7 +76,7 @@ EXIT = {"SIGINT": 130, "SIGTERM": 143, "SIGKILL": -signal.SIGKILL}
 @pytest.fixture(scope="module")
 def simulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     record = tmp_path_factory.mktemp("bodies")
-    process = subprocess.Popen(
+    process = processes.spawn(
         [sys.executable, "-m", "fuseforks", "simulator", "--port", "0", "--rounds", "2",
          "--call", "nik__live_view_image", "--latency", str(LATENCY),
          "--record-requests", str(record)],
@@ -108,7 +109,7 @@ def start(base_url: str, scenario: Scenario, work: Path, case: str) -> Run:
         "args": ["-m", "fuseforks.demo.camera", "--exposure", str(EXPOSURE)],
         "env": {"FUSEFORKS_TEST_MARKER": marker}}}}))
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    process = subprocess.Popen(
+    process = processes.spawn(
         [sys.executable, "-m", "fuseforks", "run", "--wire", scenario.wire,
          "--model", scenario.model, "--base-url", base_url + scenario.prefix,
          "--mcp-config", str(config), "--db", str(work / "run.db"),

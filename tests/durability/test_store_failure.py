@@ -20,13 +20,14 @@ from click.testing import CliRunner
 from fuseforks.cli import main
 from fuseforks.events.types import RequestSent, ToolResultRecorded, TurnEnded, TurnStarted
 from fuseforks.stores.sqlite import SqliteStore
+from tests.helpers import processes
 
 LIMIT = 128 * 1024  # bytes any one file of the run may reach: a few rounds of this turn
 
 
 def test_a_full_disk_stops_the_turn_with_one_line_and_keeps_what_was_recorded(
         tmp_path: Path) -> None:
-    simulator = subprocess.Popen(
+    simulator = processes.spawn(
         [sys.executable, "-m", "fuseforks", "simulator", "--port", "0", "--rounds", "6",
          "--call", "nik__live_view_image"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         text=True)
@@ -41,7 +42,7 @@ def test_a_full_disk_stops_the_turn_with_one_line_and_keeps_what_was_recorded(
         resource.setrlimit(resource.RLIMIT_FSIZE, (LIMIT, LIMIT))
 
     try:
-        done = subprocess.run(
+        done = processes.run(
             [sys.executable, "-m", "fuseforks", "run", "--wire", "anthropic", "--model", "m",
              "--base-url", f"{url}/anthropic", "--mcp-config", str(config), "--db", str(db),
              "--log", str(tmp_path / "full.log"), "Take six pictures."],

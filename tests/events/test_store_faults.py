@@ -16,6 +16,7 @@ import pytest
 from fuseforks.core.errors import CorruptStoreError, NewerSchemaError, StreamFormatError
 from fuseforks.stores.jsonl import read_stream
 from fuseforks.stores.sqlite import SqliteStore
+from tests.helpers import processes
 
 
 def digest(path: Path) -> str:
@@ -88,7 +89,7 @@ while True:
 
 def test_sigkill_while_appending_leaves_every_committed_round_whole(tmp_path) -> None:
     path = tmp_path / "killed.db"
-    writer = subprocess.Popen(
+    writer = processes.spawn(
         [sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
     )

@@ -19,6 +19,7 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 from fuseforks.mcp import HttpServer, StdioServer, ToolHub
+from tests.helpers import processes
 
 SERVERS = Path(__file__).parent / "servers"
 REPO = Path(__file__).resolve().parents[2]
@@ -53,7 +54,7 @@ def http_server(
     """Run `python ARGS --http --port N` (or `--sse`) and yield its MCP endpoint (`/mcp`, or
     `/sse` for the SSE transport) once the port accepts."""
     port = free_port()
-    process = subprocess.Popen(
+    process = processes.spawn(
         [PYTHON, *args, f"--{transport}", "--port", str(port)],
         cwd=REPO,
         env={**os.environ, **env} if env else None,

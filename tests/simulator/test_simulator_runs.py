@@ -19,6 +19,7 @@ from fuseforks.simulator import Script, run_simulator
 from fuseforks.simulator.eyes import describe
 from fuseforks.wires import WIRES, Endpoint, get_wire
 from fuseforks.wires.http import ProviderClient, RetryPolicy
+from tests.helpers import processes
 from tests.wires.helpers import TOOLS, snapshot_request, two_colour
 
 
@@ -64,7 +65,7 @@ async def test_script_calls_named_tools_for_the_given_rounds() -> None:
 
 
 def test_cli_serves_as_a_real_subprocess(tmp_path: Path) -> None:
-    process = subprocess.Popen(
+    process = processes.spawn(
         [str(Path(sys.executable).with_name("fuseforks")), "simulator", "--port", "0",
          "--record-requests", str(tmp_path)],
         stdout=subprocess.PIPE, text=True,

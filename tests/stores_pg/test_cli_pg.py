@@ -20,6 +20,7 @@ from fuseforks.stores.jsonl import read_stream
 from fuseforks.stores.postgres import PostgresStore
 from fuseforks.stores.postgres_sql import redact_url
 from fuseforks.stores.sqlite import SqliteStore
+from tests.helpers import processes
 from tests.stores_pg.raw import REPLAYS
 from tests.stores_pg.server import PASSWORD
 
@@ -142,7 +143,7 @@ def test_reading_a_database_of_another_application_is_one_line(pg_url: str) -> N
 
 
 def test_run_records_into_the_database_fuseforks_db_names(pg_url: str, tmp_path: Path) -> None:
-    simulator = subprocess.Popen(
+    simulator = processes.spawn(
         [sys.executable, "-m", "fuseforks", "simulator", "--port", "0",
          "--call", "nik__live_view_image"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         text=True, cwd=REPO)
@@ -153,7 +154,7 @@ def test_run_records_into_the_database_fuseforks_db_names(pg_url: str, tmp_path:
         config.write_text(json.dumps({"mcpServers": {"nik": {
             "command": sys.executable, "args": ["-m", "fuseforks.demo.camera"]}}}))
         env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-        done = subprocess.run(
+        done = processes.run(
             [sys.executable, "-m", "fuseforks", "run", "--wire", "anthropic", "--model", "m",
              "--base-url", f"{base}/anthropic", "--mcp-config", str(config),
              "--log", str(tmp_path / "run.log"), "Take a picture."],

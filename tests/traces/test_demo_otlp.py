@@ -5,7 +5,6 @@ endpoint it names — here a receiver on 127.0.0.1 decoding the bodies with the 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 from fuseforks.demo.scenarios import DEMO_SCENARIOS
 from fuseforks.stores.sqlite import SqliteStore
+from tests.helpers import processes
 from tests.traces.support import Receiver, attributes, finished, trace_of
 
 PROVIDER_NAMES = {  # gen_ai.provider.name of the demo's wires, spelled out
@@ -34,7 +34,7 @@ def test_the_demo_sends_each_of_its_turns_to_the_otlp_endpoint(tmp_path: Path) -
         environment |= {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint,
                         "OTEL_SERVICE_NAME": "fuseforks-demo",
                         "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}
-        done = subprocess.run(
+        done = processes.run(
             [sys.executable, "-m", "fuseforks", "demo", "--db", str(db),
              "--log", str(tmp_path / "demo.log")],
             cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300)

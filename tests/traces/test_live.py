@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from fuseforks.simulator import Script, run_simulator
 from fuseforks.stores.memory import MemoryStore
 from fuseforks.traces import SpanSubscriber, live_subscriber
 from fuseforks.traces.live import configured
+from tests.helpers import processes
 from tests.traces.support import InMemory, finished, shape
 
 CAMERA = {"mcpServers": {"nik": {"command": sys.executable,
@@ -188,7 +188,7 @@ def test_without_a_provider_or_the_environment_no_opentelemetry_is_loaded() -> N
     imports loads the OpenTelemetry *API* itself (it depends on it), so after an agent's turn the
     check is that none of the `fuseforks[otel]` packages — SDK, exporter, protobuf — was loaded."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
+    done = processes.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
                           timeout=120, env=environment, cwd=Path(__file__).parent)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["[]", "answered", "[]", "False"]

@@ -22,6 +22,7 @@ from fuseforks.jetstream.streams import connect, ensure_streams
 from fuseforks.jetstream.work import WorkRequest, submit
 from fuseforks.simulator.server import WIRE_PREFIXES
 from fuseforks.stores.postgres import PostgresStore
+from tests.helpers import processes
 
 WIRES = ("anthropic", "openai-compat", "gemini", "openai-responses")
 MODELS = {"anthropic": "claude-sonnet-5-5", "openai-compat": "gpt-oss-120b",
@@ -51,7 +52,7 @@ class Cluster:
                    "--record-requests", str(self.record_dir)]
         if self.latency:
             command += ["--latency", str(self.latency)]
-        self._simulator = subprocess.Popen(command, stdout=subprocess.PIPE,
+        self._simulator = processes.spawn(command, stdout=subprocess.PIPE,
                                            stderr=subprocess.DEVNULL, text=True)
         assert self._simulator.stdout is not None
         first = self._simulator.stdout.readline().strip()
@@ -78,7 +79,7 @@ class Cluster:
         for wire in WIRES:
             command += ["--base-url", f"{wire}={self.base_url}{WIRE_PREFIXES[wire]}"]
         log = open(self.root / f"{name}.err", "w")  # noqa: SIM115 - owned by the process
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log, text=True,
+        process = processes.spawn(command, stdout=subprocess.DEVNULL, stderr=log, text=True,
                                    env={**os.environ, **KEYS, "PYTHONUNBUFFERED": "1"})
         self.workers[name] = process
         self.wait_for(lambda: "ready" in self.stderr(name), 60, f"worker {name} to start")
@@ -93,7 +94,7 @@ class Cluster:
     def start_follower(self, *extra: str, name: str = "follow") -> None:
         out = open(self.root / f"{name}.out", "w")  # noqa: SIM115 - owned by the process
         err = open(self.root / f"{name}.err", "w")  # noqa: SIM115 - owned by the process
-        self.follower = subprocess.Popen(
+        self.follower = processes.spawn(
             [sys.executable, "-m", "fuseforks", "log", "--follow", "--nats", self.nats_url,
              *extra], stdout=out, stderr=err, text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"})

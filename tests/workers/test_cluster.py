@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 import signal
-import subprocess
 import sys
 import time
 import uuid
@@ -28,6 +27,7 @@ from fuseforks.engine.replay import verify
 from fuseforks.events.types import RequestSent, TurnEnded, TurnStarted, TurnTakenOver
 from fuseforks.jetstream.work import WorkRequest
 from fuseforks.projections.log import turn_log
+from tests.helpers import processes
 from tests.workers.harness import MODELS, WIRES, Cluster
 from tests.workers.nats_server import Given, NatsServer
 
@@ -97,7 +97,7 @@ def test_forty_turns_survive_a_worker_killed_mid_run(pg_url: str, nats: NatsServ
         assert verification.identical, (request.turn_id, verification.divergence)
     assert taken_over, "the killed worker had turns in flight; another worker took them over"
     for turn_id in taken_over:
-        done = subprocess.run([sys.executable, "-m", "fuseforks", "replay", pg_url, "--turn",
+        done = processes.run([sys.executable, "-m", "fuseforks", "replay", pg_url, "--turn",
                                turn_id, "--verify"], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stdout + done.stderr
     assert Counter(followed) == Counter(expected)

@@ -7,7 +7,6 @@ import io
 import json
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from fuseforks.events.types import TurnEnded, TurnStarted, TurnTakenOver
 from fuseforks.jetstream.streams import WORK_SUBJECT, connect, ensure_streams
 from fuseforks.jetstream.work import WorkRequest
 from fuseforks.stores.postgres import PostgresStore
+from tests.helpers import processes
 from tests.workers.harness import Cluster
 from tests.workers.nats_server import Given, NatsServer
 
@@ -27,7 +27,7 @@ def test_a_submitted_turn_runs_on_a_worker_and_submit_wait_prints_it(
         pg_url: str, nats: NatsServer | Given, tmp_path: Path) -> None:
     with Cluster(pg_url, nats.url, tmp_path) as cluster:
         cluster.start_worker("w1")
-        done = subprocess.run(
+        done = processes.run(
             [sys.executable, "-m", "fuseforks", "submit", "--nats", nats.url,
              "--wire", "anthropic", "--model", "claude-sonnet-5-5", "--agent", "smoke",
              "--wait", "Look at the camera."],

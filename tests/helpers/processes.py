@@ -1,0 +1,107 @@
+"""Every process a test starts dies with the test run, however the run ends.
+
+The product binds its children to its own life with the launcher in `fuseforks/core/leash.py`
+(`PR_SET_PDEATHSIG`); the tests bind theirs the same way, so a `make test` stopped by a timeout,
+Ctrl-C or SIGKILL leaves no PostgreSQL, NATS, simulator or worker behind.
+
+The kernel sends the signal when the *thread* that started the child ends, not the process, so
+`spawn` starts long-lived children from one thread that lives as long as the test process (a
+daemon thread: it is still there while `atexit` handlers stop the servers cleanly). `run` starts a
+child and waits for it in the calling thread, which therefore outlives it. A child that runs as
+another user (PostgreSQL refuses root) may not be able to reach this interpreter to run the
+launcher, so it is bound by the same `prctl` call made in the child between its change of user
+and its `exec`.
+
+Scratch folders of servers are named after the test process (`ffpg-<pid>-…`); one left behind by
+a killed run is removed by the next run that starts the same kind of server.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import queue
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+from fuseforks.core.leash import leashed
+
+__all__ = ["leashed", "run", "scratch_folder", "spawn"]
+
+_PR_SET_PDEATHSIG = 1
+_SIGKILL = 9
+
+_work: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
+_spawner: threading.Thread | None = None
+_lock = threading.Lock()
+
+
+def _serve() -> None:
+    while True:
+        start, future = _work.get()
+        try:
+            future.set_result(start())
+        except BaseException as error:  # handed to the caller, who re-raises it
+            future.set_exception(error)
+
+
+def spawn(command: list[str], *, signal: int | None = None,
+          **popen: Any) -> subprocess.Popen[Any]:
+    """`subprocess.Popen(command, **popen)`, leashed to this process (sent SIGKILL, or `signal`,
+    when it dies) and started from the spawner thread."""
+    global _spawner
+    with _lock:
+        if _spawner is None:
+            _spawner = threading.Thread(target=_serve, name="leashed-spawner", daemon=True)
+            _spawner.start()
+    if "user" in popen:
+        bound, popen["preexec_fn"] = command, _binder(signal or _SIGKILL)
+    else:
+        bound = leashed(command) if signal is None else leashed(command, signal=signal)
+    future: Future[subprocess.Popen[Any]] = Future()
+    _work.put((lambda: subprocess.Popen(bound, **popen), future))
+    return future.result()
+
+
+def _binder(signal: int) -> Callable[[], None]:
+    """What the launcher does, as a `preexec_fn`: runs in the child after its change of user."""
+    parent = os.getpid()
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def bind() -> None:
+        if libc.prctl(_PR_SET_PDEATHSIG, signal, 0, 0, 0) != 0 or os.getppid() != parent:
+            os._exit(1)
+
+    return bind
+
+
+def run(command: list[str], **options: Any) -> subprocess.CompletedProcess[Any]:
+    """`subprocess.run(command, **options)`, leashed to this process."""
+    return subprocess.run(leashed(command), **options)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def scratch_folder(kind: str) -> Path:
+    """A new temporary folder `<kind>-<pid>-…`, after removing those of test processes that are
+    gone."""
+    root = Path(tempfile.gettempdir())
+    for left in root.glob(f"{kind}-*-*"):
+        owner = left.name.split("-")[1]
+        if owner.isdigit() and not _alive(int(owner)):
+            shutil.rmtree(left, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{kind}-{os.getpid()}-"))
