@@ -12,7 +12,7 @@ import psycopg
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import RoundStarted
 from fuseforks.stores.postgres import Position, PostgresStore
-from tests.stores_pg.test_postgres_store import SlowStore, backend_sleeping, sealed
+from tests.stores_pg.test_postgres_store import Gate, SlowStore, sealed
 
 WRITERS, ROUNDS, EVENTS = 4, 12, 5
 
@@ -29,16 +29,18 @@ def test_a_transaction_that_commits_late_is_held_back_not_passed_over(pg_url: st
     slow.append(first)
     seen, at = quick.follow(None)
     assert (seen, at.position) == (first, 1)
-    slow.delay = 1.0
+    slow.gated = True
     late = sealed("early", [RoundStarted(round=2)], 1)
-    writer = threading.Thread(target=slow.append, args=[late])
-    writer.start()
-    backend_sleeping(pg_url, pg_url.rsplit("/", 1)[1])  # "late" holds position 2, uncommitted
-    after = sealed("later", [RoundStarted(round=1)])
-    quick.append(after)  # position 3, committed first
-    assert positions(pg_url) == {("early", 1): 1, ("later", 1): 3}
-    assert quick.follow(at) == ([], at)  # "later" waits for the transaction before it
-    writer.join()
+    with Gate(pg_url) as gate:
+        writer = threading.Thread(target=slow.append, args=[late])
+        writer.start()
+        gate.waiting()  # "late" holds position 2, uncommitted
+        after = sealed("later", [RoundStarted(round=1)])
+        quick.append(after)  # position 3, committed first
+        assert positions(pg_url) == {("early", 1): 1, ("later", 1): 3}
+        assert quick.follow(at) == ([], at)  # "later" waits for the transaction before it
+        gate.open()
+        writer.join()
     events, end = quick.follow(at)
     assert events == late + after
     assert quick.follow(end) == ([], end)
@@ -56,8 +58,10 @@ def test_four_writers_with_late_commits_and_a_follower_see_every_event_once_in_o
         pace = random.Random(index)
         try:
             for round_ in range(ROUNDS):
-                # Writer 0 holds its first round for long: positions taken after it commit first.
-                store.delay = 0.6 if (index, round_) == (0, 0) else pace.choice([0, 0, 0.02, 0.08])
+                # Writer 0 holds its first round at the gate: positions taken after it commit
+                # first; the others commit after random short waits.
+                store.gated = (index, round_) == (0, 0)
+                store.delay = pace.choice([0, 0, 0.02, 0.08])
                 store.append(sealed(f"w{index}", [RoundStarted(round=round_)] * EVENTS,
                                     round_ * EVENTS))
         except BaseException as error:
@@ -66,8 +70,11 @@ def test_four_writers_with_late_commits_and_a_follower_see_every_event_once_in_o
             store.close()
 
     follower = PostgresStore(pg_url)
+    gate = Gate(pg_url)
     writers = [threading.Thread(target=write, args=[i]) for i in range(WRITERS)]
-    for thread in writers:
+    writers[0].start()
+    gate.waiting()  # writer 0 holds the lowest position, uncommitted, from now on
+    for thread in writers[1:]:
         thread.start()
     seen: list[Envelope] = []
     at: Position | None = None
@@ -86,6 +93,7 @@ def test_four_writers_with_late_commits_and_a_follower_see_every_event_once_in_o
                 time.sleep(0.005)
 
     naive: set[tuple[str, int]] = set()
+    naive_at = [0]
 
     def follow_by_position() -> None:
         """What a reader that trusts the sequence alone sees: it passes over late commits."""
@@ -98,6 +106,7 @@ def test_four_writers_with_late_commits_and_a_follower_see_every_event_once_in_o
                     "ORDER BY position LIMIT 7", [last]).fetchall()
                 naive.update((turn_id, seq) for turn_id, seq, _ in rows)
                 last = max([last, *(position for _, _, position in rows)])
+                naive_at[0] = last
                 if not rows:
                     if finished:
                         return
@@ -106,8 +115,16 @@ def test_four_writers_with_late_commits_and_a_follower_see_every_event_once_in_o
     readers = [threading.Thread(target=follow), threading.Thread(target=follow_by_position)]
     for thread in readers:
         thread.start()
-    for thread in writers:
+    for thread in writers[1:]:
         thread.join()
+    with psycopg.connect(pg_url) as connection:
+        (top,) = connection.execute("SELECT max(position) FROM events").fetchone() or (0,)
+    deadline = time.monotonic() + 120  # a last resort against a hang, not a speed check
+    while naive_at[0] < top:  # until the naive reader has read past writer 0's position
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    gate.open()
+    writers[0].join()
     done.set()
     for thread in readers:
         thread.join()

@@ -22,6 +22,7 @@ from fuseforks.stores.postgres import PostgresStore
 from fuseforks.stores.postgres_sql import STORE_VERSION, DatabaseUrl, redact_url
 from fuseforks.stores.sqlite import SqliteStore
 from tests.events.samples import SAMPLES
+from tests.helpers import processes
 from tests.stores_pg.raw import REPLAYS, insert_postgres, insert_sqlite, raw_rows
 from tests.stores_pg.server import PASSWORD, Server
 
@@ -89,7 +90,7 @@ def test_the_layout_is_created_once_with_its_version(pg_url: str) -> None:
 def test_two_processes_opening_a_new_database_create_the_store_once(pg_url: str) -> None:
     script = ("import sys; from fuseforks.stores.postgres import PostgresStore; "
               "PostgresStore(sys.argv[1]).close()")
-    runs = [subprocess.Popen([sys.executable, "-c", script, pg_url], cwd=REPO,
+    runs = [processes.spawn([sys.executable, "-c", script, pg_url], cwd=REPO,
                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
     assert [(run.wait(60), run.stderr.read() if run.stderr else "") for run in runs] == [
         (0, "")] * 3
@@ -181,31 +182,92 @@ def test_a_missing_database_is_named(pg_server: Server) -> None:
 # --- writers -------------------------------------------------------------------------------------
 
 
+GATE = 0x6761746531
+"""The advisory lock a gated append waits for, inside its transaction."""
+
+
 class SlowStore(PostgresStore):
-    """Waits `delay` seconds inside each append's transaction, after its insert, before its
-    commit: a writer whose commit comes late."""
+    """A writer whose commit comes late: each append waits inside its transaction, after its
+    insert, `delay` seconds — or, when `gated`, until the test opens the gate (`Gate`), so that
+    it stays uncommitted for exactly as long as the test needs, however slow the machine."""
 
     delay = 0.0
+    gated = False
 
     def _write(self, connection: Any, params: list[Any]) -> Any:
         writing = super()._write(connection, params)
         if self.delay:
             connection.execute("SELECT pg_sleep(%s)", [self.delay])
+        if self.gated:
+            connection.execute("SELECT pg_advisory_xact_lock_shared(%s)", [GATE])
         return writing
 
 
-def backend_sleeping(url: str, database: str, timeout: float = 10) -> int:
-    """The process id of the server backend running `pg_sleep` in `database`."""
-    deadline = time.monotonic() + timeout
+class Gate:
+    """Closed while the test holds `GATE` in a session of its own; `open()` lets every gated
+    append commit."""
+
+    def __init__(self, url: str) -> None:
+        self.url, self.database = url, url.rsplit("/", 1)[1]
+        self._session: psycopg.Connection[Any] | None = psycopg.connect(url, autocommit=True)
+        self._session.execute("SELECT pg_advisory_lock(%s)", [GATE])
+
+    def waiting(self, count: int = 1) -> list[int]:
+        """The server processes of the appends waiting at the gate, once there are `count`."""
+        return wait_for_backends(self.url, "wait_event_type = 'Lock' AND query LIKE "
+                                 "'SELECT pg_advisory_xact_lock_shared%%'", count)
+
+    def open(self) -> None:
+        if self._session is not None:
+            self._session.close()  # the session's lock goes with it
+            self._session = None
+
+    def __enter__(self) -> Gate:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.open()
+
+
+def wait_for_backends(url: str, condition: str, count: int = 1) -> list[int]:
+    """The process ids of the server backends of `url`'s database that meet `condition`, once
+    there are `count` of them (waited for as long as it takes; two minutes as a last resort
+    against a hang)."""
+    database = url.rsplit("/", 1)[1]
+    deadline = time.monotonic() + 120
     with psycopg.connect(url, autocommit=True) as connection:
-        while time.monotonic() < deadline:
-            row = connection.execute(
-                "SELECT pid FROM pg_stat_activity WHERE datname = %s AND query LIKE "
-                "'SELECT pg_sleep%%' AND state = 'active'", [database]).fetchone()
-            if row is not None:
-                return int(row[0])
+        while True:
+            rows = connection.execute(
+                f"SELECT pid FROM pg_stat_activity WHERE datname = %s AND {condition}",
+                [database]).fetchall()
+            if len(rows) >= count:
+                return [int(pid) for pid, in rows]
+            assert time.monotonic() < deadline, f"no backend met {condition!r}"
             time.sleep(0.02)
-    raise AssertionError("no backend is sleeping")
+
+
+def terminate_at_gate(gate: Gate, times: int, then_open: bool = False) -> threading.Thread:
+    """Terminate the backend of the next `times` appends that wait at the gate (then open it)."""
+
+    def terminate() -> None:
+        for _ in range(times):
+            (pid,) = gate.waiting()
+            with psycopg.connect(gate.url, autocommit=True) as connection:
+                connection.execute("SELECT pg_terminate_backend(%s)", [pid])
+            wait_gone(gate.url, pid)
+        if then_open:
+            gate.open()
+
+    return threading.Thread(target=terminate)
+
+
+def wait_gone(url: str, pid: int) -> None:
+    deadline = time.monotonic() + 120
+    with psycopg.connect(url, autocommit=True) as connection:
+        while connection.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s",
+                                 [pid]).fetchone():
+            assert time.monotonic() < deadline, f"backend {pid} outlived its termination"
+            time.sleep(0.02)
 
 
 def test_a_writer_that_loses_the_race_gets_a_concurrency_error(pg_url: str) -> None:
@@ -214,18 +276,31 @@ def test_a_writer_that_loses_the_race_gets_a_concurrency_error(pg_url: str) -> N
     first = SlowStore(pg_url)
     second = PostgresStore(pg_url)
     first.append(sealed("t1", [RoundStarted(round=1)]))
-    first.delay = 1.0
+    first.gated = True
     done: list[BaseException | None] = []
-    slow = threading.Thread(target=lambda: done.append(
-        first.append(sealed("t1", [RoundStarted(round=2), RoundStarted(round=3)], 1))))
-    slow.start()
-    backend_sleeping(pg_url, pg_url.rsplit("/", 1)[1])
-    with pytest.raises(ConcurrencyError) as caught:
-        second.append(sealed("t1", [RoundStarted(round=9)], 1))
-    slow.join()
+    caught: list[BaseException] = []
+
+    def lose() -> None:
+        try:
+            second.append(sealed("t1", [RoundStarted(round=9)], 1))
+        except BaseException as error:
+            caught.append(error)
+
+    with Gate(pg_url) as gate:
+        slow = threading.Thread(target=lambda: done.append(
+            first.append(sealed("t1", [RoundStarted(round=2), RoundStarted(round=3)], 1))))
+        slow.start()
+        gate.waiting()
+        loser = threading.Thread(target=lose)
+        loser.start()
+        wait_for_backends(pg_url, "wait_event = 'transactionid'")  # on the first's insert
+        gate.open()
+        slow.join()
+        loser.join()
     assert done == [None]
-    assert str(caught.value) == ("turn t1: expected seq 4, got 2 (stored tail is 3; another "
-                                 "writer may have appended)")
+    assert [type(error) for error in caught] == [ConcurrencyError]
+    assert str(caught[0]) == ("turn t1: expected seq 4, got 2 (stored tail is 3; another "
+                              "writer may have appended)")
     assert [(e.seq, e.event) for e in second.read("t1")] == [
         (1, RoundStarted(round=1)), (2, RoundStarted(round=2)), (3, RoundStarted(round=3))]
     first.close()
@@ -234,16 +309,16 @@ def test_a_writer_that_loses_the_race_gets_a_concurrency_error(pg_url: str) -> N
 
 WRITER = """
 import sys
-import time
 from fuseforks.core.errors import ConcurrencyError
 from fuseforks.events.sequencer import FixedClock, Sequencer
 from fuseforks.events.types import ToolResultRecorded
 from fuseforks.stores.open import open_store
 
-name, target, attempts, start = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+name, target, attempts = sys.argv[1], sys.argv[2], int(sys.argv[3])
 won = lost = 0
 with open_store(target) as store:
-    time.sleep(max(0.0, start - time.time()))  # both writers begin together
+    print("ready", flush=True)
+    sys.stdin.readline()  # both writers begin together, when the test says so
     for attempt in range(attempts):
         tail = store.last_seq("shared")
         events = [ToolResultRecorded(round=attempt, call_id=f"{name}-{attempt}", name=name,
@@ -263,12 +338,17 @@ def test_two_processes_appending_to_one_turn_leave_no_duplicate_and_no_gap(pg_ur
     rounds."""
     target = pg_url
     open_store(target).close()
-    attempts, start = 100, time.time() + 3
-    writers = [subprocess.Popen([sys.executable, "-c", WRITER, name, target, str(attempts),
-                                 str(start)],
-                                cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True) for name in ("a", "b")]
-    results = [writer.communicate(timeout=120) for writer in writers]
+    attempts = 100
+    writers = [processes.spawn([sys.executable, "-c", WRITER, name, target, str(attempts)],
+                               cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True) for name in ("a", "b")]
+    for writer in writers:
+        assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
+    for writer in writers:
+        assert writer.stdin is not None
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+    results = [writer.communicate(timeout=300) for writer in writers]
     assert [(writer.returncode, err) for writer, (_, err) in zip(writers, results, strict=True)] \
         == [(0, ""), (0, "")]
     counts = [tuple(map(int, out.split())) for out, _ in results]
@@ -284,29 +364,17 @@ def test_two_processes_appending_to_one_turn_leave_no_duplicate_and_no_gap(pg_ur
     assert sum(lost for _, lost in counts) > 0, "the writers never raced"
 
 
-def terminate_sleeping(url: str, times: int) -> threading.Thread:
-    """Terminate the backend of the next `times` appends that sleep before their commit."""
-    database = url.rsplit("/", 1)[1]
-
-    def terminate() -> None:
-        for _ in range(times):
-            pid = backend_sleeping(url, database)
-            with psycopg.connect(url, autocommit=True) as connection:
-                connection.execute("SELECT pg_terminate_backend(%s)", [pid])
-
-    return threading.Thread(target=terminate)
-
-
 def test_a_round_whose_connection_is_lost_before_commit_is_tried_once_more(pg_url: str) -> None:
     """A server restart breaks every pooled connection at once: the round, of which nothing
     was stored, goes again on a checked connection, and is stored once."""
     store = SlowStore(pg_url)
     store.append(sealed("t1", [RoundStarted(round=1)]))
-    store.delay = 2.0
-    killer = terminate_sleeping(pg_url, 1)
-    killer.start()
-    store.append(sealed("t1", [RoundStarted(round=2), RoundStarted(round=3)], 1))
-    killer.join()
+    store.gated = True
+    with Gate(pg_url) as gate:
+        killer = terminate_at_gate(gate, 1, then_open=True)
+        killer.start()
+        store.append(sealed("t1", [RoundStarted(round=2), RoundStarted(round=3)], 1))
+        killer.join()
     assert [(e.seq, e.event) for e in store.read("t1")] == [
         (1, RoundStarted(round=1)), (2, RoundStarted(round=2)), (3, RoundStarted(round=3))]
     store.close()
@@ -316,19 +384,20 @@ def test_a_connection_lost_mid_append_stores_nothing_of_the_round(pg_url: str) -
     store = SlowStore(pg_url)
     kept = sealed("t1", [RoundStarted(round=1)])
     store.append(kept)
-    store.delay = 5.0
-    killer = terminate_sleeping(pg_url, 2)  # the round and its one more try
-
-    killer.start()
-    with pytest.raises(StoreError) as caught:
-        store.append(sealed("t1", [RoundStarted(round=2), RoundStarted(round=3)], 1))
-    killer.join()
+    store.gated = True
+    with Gate(pg_url) as gate, pytest.raises(StoreError) as caught:
+        killer = terminate_at_gate(gate, 2)  # the round and its one more try
+        killer.start()
+        try:
+            store.append(sealed("t1", [RoundStarted(round=2), RoundStarted(round=3)], 1))
+        finally:
+            killer.join()
     message = str(caught.value)
     assert message.startswith(
         f"{name_of(pg_url)}: append failed: the connection was lost before turn t1 seq 2-3 was "
         "committed; nothing of it was stored (")
     assert "\n" not in message and PASSWORD not in message
-    store.delay = 0.0
+    store.gated = False
     assert store.read("t1") == kept
     store.append(sealed("t1", [RoundStarted(round=2)], 1))  # a new connection, the same store
     assert [e.seq for e in store.read("t1")] == [1, 2]
