@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,15 +17,16 @@ import pytest
 
 from fuseforks.events.types import TurnEnded, TurnInterrupted, TurnStarted
 from fuseforks.stores.sqlite import SqliteStore
+from tests.helpers import processes
 
 KEY = "sk-chat-0451"
 
 
 @pytest.fixture(scope="module")
-def simulator() -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "fuseforks", "simulator", "--port", "0", "--latency", "0.8",
-         "--call", "nik__live_view_image"],
+def simulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    process = processes.spawn(
+        [sys.executable, "-m", "fuseforks", "simulator", "--port", "0",
+         "--call", "nik__live_view_image", "--record-requests", str(requests_of(tmp_path_factory))],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert process.stdout is not None
     first = process.stdout.readline().strip()
@@ -34,17 +36,40 @@ def simulator() -> Iterator[str]:
     process.stdout.close()
 
 
-def test_a_chat_session_in_a_terminal(simulator: str, tmp_path: Path) -> None:
+def requests_of(factory: pytest.TempPathFactory) -> Path:
+    """Where the module's simulator writes each request it receives."""
+    return factory.getbasetemp() / "chat-simulator-requests"
+
+
+def stall_next_request(simulator: str) -> None:
+    """The simulator keeps the next request waiting (two minutes): a turn stays in flight for as
+    long as the test needs, however slow the machine."""
+    faults = json.dumps([{"kind": "stall", "seconds": 120}]).encode()
+    request = urllib.request.Request(f"{simulator}/_sim/faults", data=faults, method="POST")
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        assert answer.status == 200
+
+
+def wait_for_requests(folder: Path, count: int) -> None:
+    deadline = time.monotonic() + 120  # a last resort against a hang, not a speed check
+    while len(list(folder.iterdir())) < count:
+        assert time.monotonic() < deadline, f"the simulator never got request {count}"
+        time.sleep(0.05)
+
+
+def test_a_chat_session_in_a_terminal(simulator: str, tmp_path: Path,
+                                      tmp_path_factory: pytest.TempPathFactory) -> None:
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"nik": {
         "command": sys.executable, "args": ["-m", "fuseforks.demo.camera"]}}}))
     db = tmp_path / "chat.db"
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    launcher, *arguments = processes.leashed(
+        [sys.executable, "-m", "fuseforks", "chat", "--wire", "anthropic", "--model",
+         "claude-sonnet-5-5", "--base-url", f"{simulator}/anthropic", "--mcp-config", str(config),
+         "--db", str(db), "--log", str(tmp_path / "chat.log"), "--agent", "muse"])
     chat = pexpect.spawn(
-        sys.executable,
-        ["-m", "fuseforks", "chat", "--wire", "anthropic", "--model", "claude-sonnet-5-5",
-         "--base-url", f"{simulator}/anthropic", "--mcp-config", str(config), "--db", str(db),
-         "--log", str(tmp_path / "chat.log"), "--agent", "muse"],
+        launcher, arguments,
         env=env | {"ANTHROPIC_API_KEY": KEY, "TERM": "dumb"}, encoding="utf-8", timeout=60,
         cwd=str(tmp_path))
     try:
@@ -64,9 +89,10 @@ def test_a_chat_session_in_a_terminal(simulator: str, tmp_path: Path) -> None:
         chat.sendline("/turns")
         chat.expect(r"turn-[0-9a-f]{32} answered: Take a picture\.")
         chat.expect_exact("you> ")
+        stall_next_request(simulator)
         chat.sendline("Describe it again.")
         chat.expect_exact("Describe it again.")  # the echo of the line typed
-        time.sleep(0.5)  # the request is in flight (the model takes 0.8 s)
+        wait_for_requests(requests_of(tmp_path_factory), 3)  # the request is in flight
         chat.sendintr()
         chat.expect(r"\[interrupted; rounds 1; tokens in 0, out 0\]")
         chat.expect_exact("you> ")
