@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench cluster clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,15 @@ test: $(VENV)/.installed-test
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
+$(VENV)/.installed-cluster: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[cluster]'
+	touch $@
+
+cluster: $(VENV)/.installed-cluster
+	$(BIN)/fuseforks cluster
+
 bench: $(VENV)/.installed-test
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) fuseforks.db fuseforks.db-wal fuseforks.db-shm
+	rm -rf $(VENV) fuseforks.db fuseforks.db-wal fuseforks.db-shm fuseforks-cluster

