@@ -101,3 +101,12 @@ def test_the_design_lists_every_event_kind() -> None:
     section = _section((DOCS / "design.md").read_text(encoding="utf-8"), "## Event vocabulary")
     listed = set(re.findall(r"^\| `([A-Za-z0-9]+)` \|", section, re.MULTILINE))
     assert listed == {kind.__name__ for kind in EVENT_TYPES}
+
+
+def test_every_command_is_in_the_readmes_table() -> None:
+    from fuseforks.cli import COMMANDS
+
+    table = _section((ROOT / "README.md").read_text(encoding="utf-8"), "## Commands")
+    listed = set(re.findall(r"^\| `fuseforks ([a-z]+)", table, flags=re.MULTILINE))
+    listed |= set(re.findall(r"`, `fuseforks ([a-z]+)", table))
+    assert listed == set(COMMANDS)

@@ -15,12 +15,12 @@ from fuseforks.projections.log import turn_log
 Examples:
   fuseforks log fuseforks.db --turn 3f2a
   fuseforks log --follow --nats nats://bus:4222""")
-@click.argument("source", type=SOURCE, required=False, metavar="SOURCE")
+@click.argument("source", type=SOURCE, required=False, metavar="[SOURCE]")
 @click.option("--turn", "turn_id", default=None,
               help="Only this turn: its id or a unique prefix of it.")
 @click.option("--follow", is_flag=True,
               help="Print the lines of every worker's turns as they are recorded (needs --nats).")
-@click.option("--nats", "nats_url", default=None, envvar="FUSEFORKS_NATS",
+@click.option("--nats", "nats_url", default=None, envvar="FUSEFORKS_NATS", show_envvar=True,
               help="With --follow: the NATS server with JetStream (URL).")
 @click.option("--durable", default=None,
               help="With --follow: a consumer name the server remembers; following again with "
@@ -32,8 +32,8 @@ def log(source: Location | None, turn_id: str | None, follow: bool, nats_url: st
     """Print the log lines of recorded turns.
 
     The lines `fuseforks.log` holds for every turn in SOURCE (a store or a JSON Lines stream),
-    folded again from the recorded events. With --follow, the lines of every worker's turns as
-    they happen, each line once, until Ctrl-C."""
+    folded again from the recorded events. With --follow, no SOURCE: the lines of every
+    worker's turns as they happen, from the message bus, each line once, until Ctrl-C."""
     if follow:
         if nats_url is None:
             raise click.UsageError("--follow needs --nats URL (or FUSEFORKS_NATS)")

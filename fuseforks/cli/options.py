@@ -39,7 +39,7 @@ _OPTIONS = [
                  help="The language of every sentence fuseforks adds for the model."),
     click.option("--system", default="", help="The system prompt."),
     click.option("--db", type=STORE, default="fuseforks.db", show_default=True,
-                 envvar="FUSEFORKS_DB",
+                 envvar="FUSEFORKS_DB", show_envvar=True,
                  help="The store turns are recorded into: an SQLite file (created if missing) or "
                       "a PostgreSQL URL (postgresql://user:password@host/database); the "
                       "FUSEFORKS_DB environment variable sets it too."),

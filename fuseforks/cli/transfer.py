@@ -89,7 +89,7 @@ Examples:
   fuseforks import all.jsonl --db archive.db
   fuseforks import all.jsonl --db postgresql://me@db.example.com/agents""")
 @click.argument("stream", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--db", type=STORE, default="fuseforks.db", show_default=True, envvar=DB_ENV,
+@click.option("--db", type=STORE, default="fuseforks.db", show_default=True, envvar=DB_ENV, show_envvar=True,
               help="The store to add the turns to: an SQLite file (created if missing) or a "
                    "PostgreSQL URL (postgresql://user:password@host/database); the "
                    "FUSEFORKS_DB environment variable sets it too.")

@@ -29,9 +29,9 @@ def parse_base_urls(values: tuple[str, ...]) -> dict[WireName, str]:
 Example:
   fuseforks worker --db postgresql://fuseforks@db/fuseforks --nats nats://bus:4222 \\
       --mcp-config mcp.json --concurrency 8 --base-url anthropic=https://gateway.internal""")
-@click.option("--db", required=True, envvar="FUSEFORKS_DB",
+@click.option("--db", required=True, envvar="FUSEFORKS_DB", show_envvar=True,
               help="The PostgreSQL store every worker shares (URL).")
-@click.option("--nats", "nats_url", required=True, envvar="FUSEFORKS_NATS",
+@click.option("--nats", "nats_url", required=True, envvar="FUSEFORKS_NATS", show_envvar=True,
               help="The NATS server with JetStream (URL).")
 @click.option("--mcp-config", type=click.Path(exists=True, dir_okay=False), default=None,
               help="The MCP servers this worker starts (mcpServers JSON).")
