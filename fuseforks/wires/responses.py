@@ -84,9 +84,11 @@ def function_call_output(message: ToolResultMessage, vault: ImageVault,
 
 
 def carrier_parts(message: ToolResultMessage, vault: ImageVault) -> list[dict[str, Any]]:
-    """The alternate carrier's parts for one result: its caption, then its images."""
+    """The alternate carrier's parts for one result: its caption, then its images. An image in
+    a message's content must say its `detail` (the SDK's `ResponseInputImageParam` requires it;
+    in a tool output it is optional): `auto`, the default the provider would apply."""
     parts = [{"type": "input_text", "text": message.caption}] if message.caption else []
-    parts.extend(_image(i, vault) for i in message.images)
+    parts.extend(_image(i, vault) | {"detail": "auto"} for i in message.images)
     return parts
 
 
