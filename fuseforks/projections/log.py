@@ -188,6 +188,16 @@ def evolve_log(state: LogState, event: TurnEvent) -> LogState:
     return msgspec.structs.replace(state, lines=state.lines + tuple(added))
 
 
+_MINTED = re.compile(r"turn-[0-9a-f]{32}")
+
+
+def short_turn_id(turn_id: str) -> str:
+    """Enough of a turn id to tell turns apart where several are printed together: a minted id
+    (`turn-` and 32 hex digits) by its first 8 digits, a prefix `log --turn` takes back; an id
+    a program chose, whole."""
+    return turn_id[:13] if _MINTED.fullmatch(turn_id) else turn_id
+
+
 def turn_log(envelopes: Sequence[Envelope]) -> list[str]:
     """The log lines of one recorded turn. A turn whose record stops without `TurnEnded` (the
     process was killed, the machine lost power) gets a last line saying so; the record itself is

@@ -55,3 +55,25 @@ def test_the_silent_shortcut_skips_exactly_the_kinds_that_render_no_line() -> No
     state = fold(evolve_log, LogState(), SAMPLES[:1])
     silent = {type(e) for e in SAMPLES if not render(state, e) and not isinstance(e, TurnStarted)}
     assert silent == SILENT
+
+
+async def test_a_reader_of_many_turns_sees_which_turn_each_line_belongs_to() -> None:
+    """Four turns of one agent print the same lines; `log --follow` tells them apart by the
+    turn's short id, while the `fuseforks.log` file keeps its lines as they are."""
+    from fuseforks.bus.subscribers import LogWriter
+    from fuseforks.events.sequencer import FixedClock, Sequencer
+
+    start = TurnStarted(max_rounds=8, image_cap=20, placement="native", summary_instruction="S",
+                        agent="a", wire="gemini", model="g", endpoint_host="h", language="en",
+                        request="r")
+    result = ToolResultRecorded(round=1, call_id="c", name="cam", ok=True, body="{}")
+    ids = ["turn-" + "0123abcd" * 4, "turn-" + "9876fedc" * 4, "chosen-by-a-program"]
+    named: list[str] = []
+    plain: list[str] = []
+    for writer in (LogWriter(named.append, name_turns=True), LogWriter(plain.append)):
+        for turn_id in ids:
+            await writer.handle(Sequencer(turn_id, FixedClock()).seal([start, result]))
+    assert named == ["turn-0123abcd tool: agent=a round=1 name=cam ok=true body_chars=2",
+                     "turn-9876fedc tool: agent=a round=1 name=cam ok=true body_chars=2",
+                     "chosen-by-a-program tool: agent=a round=1 name=cam ok=true body_chars=2"]
+    assert plain == ["tool: agent=a round=1 name=cam ok=true body_chars=2"] * 3
