@@ -75,6 +75,9 @@ class LazyGroup(click.Group):
         module_name, attribute = entry.target.split(":")
         command = getattr(importlib.import_module(module_name), attribute)
         assert isinstance(command, click.Command)
+        from fuseforks.cli.entry import stopping_means
+
+        stopping_means("")  # the command is loaded: from here it says what a stop means
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

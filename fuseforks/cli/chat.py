@@ -27,6 +27,7 @@ import click
 
 from fuseforks.agent import Agent, Conversation, TurnResult
 from fuseforks.bus.bus import Batch
+from fuseforks.cli.entry import stopping_means
 from fuseforks.cli.options import agent_options, build_agent_kwargs, stream_option
 from fuseforks.cli.text_view import TextView
 from fuseforks.core.media import format_name
@@ -195,6 +196,7 @@ At the prompt: /new, /turns, /audit, /quit; Ctrl-C stops a turn, Ctrl-D ends the
 @stream_option
 def chat(conversation_id: str | None, no_stream: bool, **options: object) -> None:
     """Talk to an agent in this terminal: one conversation, turn after turn."""
+    stopping_means("before the session started: nothing was sent or recorded")
     kwargs = build_agent_kwargs(options)
 
     async def main() -> None:

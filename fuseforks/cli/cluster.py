@@ -94,8 +94,9 @@ def cluster(data: Path, workers: int, concurrency: int, nats_port: int,
     finally:
         if failure:
             click.echo(f"Error: {failure}", err=True)
-        _say("stopping")
-        local.stop()
-        _say("stopped")
+        if local.running:
+            _say("stopping")
+            local.stop()
+            _say("stopped")
     if failure:
         sys.exit(1)

@@ -133,6 +133,12 @@ class LocalCluster:
                                    f"{log}")
             time.sleep(0.1)
 
+    @property
+    def running(self) -> bool:
+        """Whether any process of the cluster was started (and so needs stopping)."""
+        return any(p is not None for p in (self.postgres.process, self.nats.process,
+                                           self._simulator, *self._workers.values()))
+
     def dead_worker(self) -> str | None:
         """The name of a worker that ended on its own, if one did."""
         for name, process in self._workers.items():

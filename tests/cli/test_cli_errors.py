@@ -269,8 +269,8 @@ CASES: dict[str, Case] = {
         lambda f: "Error: /nonexistent/x.db: cannot create the store: no directory /nonexistent"),
     "import into folder": Case(
         "import", lambda f: ["import", str(f.stream), "--db", str(f.folder)], 2,
-        lambda f: usage("import", f"Invalid value for '--db': File '{f.folder}' is a "
-                                  "directory.")),
+        lambda f: usage("import", f"Invalid value for '--db' (env var: 'FUSEFORKS_DB'): File "
+                                  f"'{f.folder}' is a directory.")),
     # --- copy
     "copy missing": Case("copy", lambda f: ["copy", str(f.missing), str(f.root / "new.db")], 2,
                          lambda f: missing_file("copy", "SOURCE", f.missing)),
@@ -412,6 +412,13 @@ CASES: dict[str, Case] = {
                   "(byte 4))"),
     "mcp call without tool": Case("mcp", lambda f: ["mcp", "call"], 2,
                                   lambda f: usage("mcp call", "missing TOOL.")),
+    # --- cluster
+    "cluster no workers": Case("cluster", lambda f: ["cluster", "--workers", "0"], 2,
+                               lambda f: usage("cluster", "Invalid value for '--workers': 0 is "
+                                                          "not in the range 1<=x<=32.")),
+    "cluster nats port": Case("cluster", lambda f: ["cluster", "--nats-port", "0"], 2,
+                              lambda f: usage("cluster", "Invalid value for '--nats-port': 0 is "
+                                                         "not in the range 1<=x<=65535.")),
     # --- the group itself
     "unknown command": Case("fuseforks", lambda f: ["replays"], 2,
                             lambda f: "Error: No such command 'replays'. Try 'fuseforks --help'."),

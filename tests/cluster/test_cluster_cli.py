@@ -126,8 +126,7 @@ def test_a_taken_port_is_one_line_and_nothing_starts(tmp_path: Path) -> None:
     assert (cluster.returncode, out) == (1, "")
     assert err.splitlines() == [
         f"Error: port {port} on 127.0.0.1 is taken (another NATS?): choose another with "
-        "--nats-port",
-        "cluster: stopping", "cluster: stopped"]
+        "--nats-port"]
     assert not (tmp_path / "c" / "postgres").exists()
 
 
@@ -154,5 +153,4 @@ def test_a_data_folder_the_server_user_cannot_enter_is_refused(folder: Path) -> 
     assert err.splitlines()[1:] == [
         f"Error: PostgreSQL runs as the user embedded_postgres (it refuses root), which cannot "
         f"enter {private}: choose a data folder others may enter, e.g. "
-        "--data /var/tmp/fuseforks-cluster",
-        "cluster: stopping", "cluster: stopped"]
+        "--data /var/tmp/fuseforks-cluster"]
