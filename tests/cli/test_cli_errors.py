@@ -54,6 +54,7 @@ def files(tmp_path: Path) -> Files:
     (tmp_path / "truncated.jsonl").write_bytes(b"".join(lines[:3]) + lines[3][:40])
     (tmp_path / "damaged.jsonl").write_bytes(b"".join(lines[:5] + lines[6:]))
     (tmp_path / "photo.jpg").write_bytes(b"\xff\xd8\xff\xe0" + bytes(200))
+    os.mkfifo(tmp_path / "pipe")
     return Files(root=tmp_path, missing=tmp_path / "missing.db", notes=tmp_path / "notes.db",
                  other=foreign_database(tmp_path / "other-app.db"),
                  newer=newer_store(tmp_path / "newer.db"), folder=tmp_path / "folder",
@@ -401,6 +402,10 @@ CASES: dict[str, Case] = {
     # --- image and mcp
     "image missing": Case("image", lambda f: ["image", "inspect", str(f.missing)], 2,
                           lambda f: missing_file("image inspect", "FILES...", f.missing)),
+    "image fifo": Case("image", lambda f: ["image", "inspect", str(f.root / "pipe")], 2,
+                       lambda f: usage("image inspect", f"Invalid value for 'FILES...': "
+                                                        f"{f.root / 'pipe'} is a FIFO, not a "
+                                                        "file.")),
     "image no file": Case("image", lambda f: ["image", "inspect"], 2,
                           lambda f: usage("image inspect", "Missing argument 'FILES...'.")),
     "mcp missing config": Case(
