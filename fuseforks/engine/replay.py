@@ -17,6 +17,7 @@ import msgspec
 
 from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall
 from fuseforks.core.names import InFlight, Language, WireName
+from fuseforks.engine.not_started import redrive_not_started
 from fuseforks.engine.turn import Turn, TurnSpec, recorded_takeovers
 from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import FixedClock
@@ -35,6 +36,7 @@ from fuseforks.events.types import (
     TurnEnded,
     TurnEvent,
     TurnInterrupted,
+    TurnNotStarted,
     TurnStarted,
     TurnTakenOver,
 )
@@ -285,9 +287,12 @@ def spec_of(started: TurnStarted) -> TurnSpec:
 
 
 async def redrive(recorded: Sequence[Envelope]) -> list[Envelope]:
-    """Run today's engine on a recorded turn's results; return the envelopes it emits."""
+    """Run today's engine on a recorded turn's results; return the envelopes it emits. A turn
+    that could not start is recorded again from its request and reason."""
     events = [e.event for e in recorded]
     started = events[0]
+    if isinstance(started, TurnNotStarted):
+        return redrive_not_started(recorded, FixedClock())
     if not isinstance(started, TurnStarted):
         raise ValueError(f"turn {recorded[0].turn_id} does not begin with TurnStarted")
     interruption = _Interruption(events)

@@ -24,8 +24,15 @@ from fuseforks.engine.recorder import Publish
 from fuseforks.engine.replay import ReplayModel, ReplayTools, spec_of
 from fuseforks.engine.turn import Takeover, Turn, recorded_takeovers
 from fuseforks.events.codec import Envelope
-from fuseforks.events.sequencer import Clock
-from fuseforks.events.types import ToolSpecRecord, TurnEnded, TurnEvent, TurnStarted
+from fuseforks.events.privacy import elide_base64
+from fuseforks.events.sequencer import Clock, Sequencer, SystemClock
+from fuseforks.events.types import (
+    RoundStarted,
+    ToolSpecRecord,
+    TurnEnded,
+    TurnEvent,
+    TurnStarted,
+)
 from fuseforks.images.vault import ImageVault
 from fuseforks.ports.model import ModelNotes, ModelPort
 from fuseforks.ports.tools import ToolOutput, ToolPort
@@ -96,3 +103,15 @@ def resume(recorded: Sequence[Envelope], model: ModelPort, tools: ToolPort, *, w
     return Turn(spec_of(started), ResumeModel(started, events, model),
                 ResumeTools(started, events, tools), turn_id=turn_id, clock=clock,
                 publish=publish, takeovers=takeovers, prefix=recorded)
+
+
+async def record_abandoned(recorded: Sequence[Envelope], reason: str, publish: Publish,
+                           clock: Clock | None = None) -> list[Envelope]:
+    """End a turn whose record today's engine cannot continue (`PrefixDiverged`): `TurnEnded`
+    with `stop="error"` and the reason, after the record's last event, so that the turn has an
+    end and no one waits on it for ever. Its rounds are the rounds the record started."""
+    rounds = max((e.event.round for e in recorded if isinstance(e.event, RoundStarted)), default=0)
+    batch = Sequencer(recorded[-1].turn_id, clock or SystemClock(), last_seq=recorded[-1].seq).seal(
+        [TurnEnded(rounds=rounds, stop="error", error=elide_base64(reason))])
+    await publish(batch)
+    return batch

@@ -23,7 +23,7 @@ import logging
 import os
 import sys
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -35,21 +35,18 @@ from fuseforks.agent import Agent
 from fuseforks.agent.agent import McpServers, server_configs
 from fuseforks.core.errors import FuseforksError, RecordingFailed, StoreError
 from fuseforks.core.names import DEFAULT_IMAGE_CAP, DEFAULT_MAX_ROUNDS, WireName, parse_wire
-from fuseforks.core.texts import texts
+from fuseforks.engine.not_started import record_not_started
 from fuseforks.engine.recorder import PrefixDiverged
-from fuseforks.engine.takeover import NothingToTakeOver
-from fuseforks.engine.turn import HandedBack
+from fuseforks.engine.takeover import NothingToTakeOver, record_abandoned
+from fuseforks.engine.turn import HandedBack, TurnSpec
 from fuseforks.events.codec import Envelope
-from fuseforks.events.privacy import elide_base64
-from fuseforks.events.sequencer import Sequencer, SystemClock
-from fuseforks.events.types import TurnEnded, TurnStarted
+from fuseforks.events.types import TurnEnded
 from fuseforks.jetstream.relay import Relay
 from fuseforks.jetstream.streams import connect, ensure_streams
 from fuseforks.jetstream.work import HEARTBEAT, WorkRequest, decode_request, work_queue
 from fuseforks.mcp.hub import ToolHub
 from fuseforks.stores.postgres import PostgresStore
 from fuseforks.wires.http import RetryPolicy
-from fuseforks.wires.registry import get_wire
 
 logger = logging.getLogger("fuseforks.worker")
 DEFAULT_GRACE = 30.0
@@ -263,7 +260,7 @@ class Worker:
         except HandedBack:
             return False
         except PrefixDiverged as error:
-            await self._record_end(request.turn_id, recorded, str(error))
+            await self._record_end(recorded, str(error))
         except NothingToTakeOver as error:
             self.say(f"worker {self.name}: {error}")
         finally:
@@ -338,28 +335,17 @@ class Worker:
     async def _record_refusal(self, request: WorkRequest, reason: str) -> None:
         """A turn that could not start here, recorded as one: the submitter reads why."""
         self.say(f"worker {self.name}: turn {request.turn_id} cannot run: {reason}")
-        try:
-            wire: WireName = parse_wire(request.wire)
-            placement = get_wire(wire).placement
-        except (ValueError, KeyError):
-            wire, placement = "anthropic", "native"
-        started = TurnStarted(
-            agent=request.agent, wire=wire, model=request.model, endpoint_host="",
-            language=request.language, request=elide_base64(request.request), tools=[],
-            max_rounds=self.max_rounds, image_cap=self.image_cap, placement=placement,
-            summary_instruction=texts(request.language).summary_request(),
-            conversation_id=request.conversation_id)
-        await self._append(request.turn_id, [started, TurnEnded(rounds=0, stop="error",
-                                                                error=elide_base64(reason))], 0)
+        spec = TurnSpec(agent=request.agent, request=request.request, language=request.language,
+                        system=request.system, conversation_id=request.conversation_id)
+        await record_not_started(request.turn_id, spec, wire=request.wire, model=request.model,
+                                 reason=reason, publish=self._append)
 
-    async def _record_end(self, turn_id: str, recorded: list[Envelope], reason: str) -> None:
+    async def _record_end(self, recorded: list[Envelope], reason: str) -> None:
         self.say(f"worker {self.name}: {reason}")
-        await self._append(turn_id, [TurnEnded(rounds=0, stop="error", error=elide_base64(reason))],
-                            recorded[-1].seq)
+        await record_abandoned(recorded, reason, self._append)
 
-    async def _append(self, turn_id: str, events: list[Any], after: int) -> None:
-        batch = Sequencer(turn_id, SystemClock(), last_seq=after).seal(events)
-        await anyio.to_thread.run_sync(self._store.append, batch)
+    async def _append(self, batch: Sequence[Envelope]) -> None:
+        await anyio.to_thread.run_sync(self._store.append, list(batch))
         self._relay.poke()
 
     async def _relay_caught_up(self) -> None:
