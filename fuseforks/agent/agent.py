@@ -31,7 +31,7 @@ from fuseforks.agent.result import TurnResult, turn_result
 from fuseforks.agent.stream import TurnStream
 from fuseforks.bus.bus import Bus, Subscriber, SubscriberFailure
 from fuseforks.bus.subscribers import LogWriter, StoreWriter
-from fuseforks.core.errors import FuseforksError
+from fuseforks.core.errors import FuseforksError, NothingToTakeOver
 from fuseforks.core.names import (
     DEFAULT_IMAGE_CAP,
     DEFAULT_MAX_ROUNDS,
@@ -42,7 +42,7 @@ from fuseforks.core.names import (
     parse_language,
     parse_wire,
 )
-from fuseforks.engine.takeover import NothingToTakeOver, resume
+from fuseforks.engine.takeover import resume
 from fuseforks.engine.turn import Turn, TurnOutcome, TurnSpec
 from fuseforks.events.sequencer import Clock
 from fuseforks.events.types import PlacementLearned, ServerDown, TurnStarted

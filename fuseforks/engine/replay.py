@@ -16,6 +16,7 @@ import anyio
 import msgspec
 
 from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall
+from fuseforks.core.errors import WireError, WireRejected
 from fuseforks.core.names import InFlight, Language, WireName
 from fuseforks.engine.not_started import redrive_not_started
 from fuseforks.engine.turn import Turn, TurnSpec, recorded_takeovers
@@ -43,7 +44,6 @@ from fuseforks.events.types import (
 from fuseforks.images.types import DroppedImage, NormalizedImage
 from fuseforks.images.vault import ImageVault
 from fuseforks.mcp.render import ToolOutput
-from fuseforks.ports.errors import WireError, WireRejected
 from fuseforks.ports.model import ModelNotes, TextListener
 from fuseforks.ports.notices import JpegResendNotice, RetryNotice, RetryStop
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fuseforks.core.canonical import ChatRequest, ChatResponse
-from fuseforks.core.errors import FuseforksError
+from fuseforks.core.errors import NothingToTakeOver
 from fuseforks.core.names import Language
 from fuseforks.engine.recorder import Publish
 from fuseforks.engine.replay import ReplayModel, ReplayTools, spec_of
@@ -36,10 +36,6 @@ from fuseforks.events.types import (
 from fuseforks.images.vault import ImageVault
 from fuseforks.ports.model import ModelNotes, ModelPort
 from fuseforks.ports.tools import ToolOutput, ToolPort
-
-
-class NothingToTakeOver(FuseforksError):
-    """The record is empty, does not start with `TurnStarted`, has a gap, or has already ended."""
 
 
 class ResumeModel:

@@ -32,7 +32,7 @@ import anyio
 import msgspec
 
 from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall, ToolResultMessage
-from fuseforks.core.errors import FuseforksError
+from fuseforks.core.errors import HandedBack, PrefixDiverged, WireError, WireRejected
 from fuseforks.core.names import (
     DEFAULT_IMAGE_CAP,
     DEFAULT_MAX_ROUNDS,
@@ -47,7 +47,7 @@ from fuseforks.core.names import (
     parse_language,
 )
 from fuseforks.core.texts import texts
-from fuseforks.engine.recorder import PrefixDiverged, Publish, Recorder
+from fuseforks.engine.recorder import Publish, Recorder
 from fuseforks.events.codec import Envelope
 from fuseforks.events.privacy import elide_base64
 from fuseforks.events.sequencer import Clock, SystemClock
@@ -78,7 +78,6 @@ from fuseforks.events.types import (
 )
 from fuseforks.images.types import NormalizedImage
 from fuseforks.images.vault import ImageVault
-from fuseforks.ports.errors import WireError, WireRejected
 from fuseforks.ports.model import ModelPort, OnText, text_listener
 from fuseforks.ports.tools import ToolOutput, ToolPort, fault_output
 from fuseforks.projections.messages import chat_request, deliveries
@@ -109,8 +108,6 @@ class TurnSpec(msgspec.Struct, frozen=True, kw_only=True):
     learns_placements: bool = True
 
 
-class HandedBack(FuseforksError):
-    """The turn was stopped without an end, for another process to take over."""
 
 
 class Takeover(msgspec.Struct, frozen=True, kw_only=True):

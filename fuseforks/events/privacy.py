@@ -64,7 +64,7 @@ from collections.abc import Iterator
 
 import msgspec
 
-from fuseforks.core.errors import FuseforksError
+from fuseforks.core.errors import PixelLeakError
 from fuseforks.core.media import RECOGNIZED_IMAGE_SIGNATURES
 from fuseforks.events.codec import encode_event
 from fuseforks.events.types import TurnEvent
@@ -101,8 +101,6 @@ _WEAK_MIN_CHARS = 256  # a bare JPEG XL codestream (a 2-byte signature) needs th
 MARKER = "[base64 omitted: {n} characters]"
 
 
-class PixelLeakError(FuseforksError):
-    """An event would have carried image data or base64 into the store or the log."""
 
 
 # --- signatures ---------------------------------------------------------------------------------

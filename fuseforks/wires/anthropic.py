@@ -29,9 +29,9 @@ from fuseforks.core.canonical import (
     UserMessage,
     system_texts,
 )
+from fuseforks.core.errors import WireError, WireGarbage
 from fuseforks.core.names import Placement, WireName
 from fuseforks.images.vault import ImageVault
-from fuseforks.ports.errors import WireError, WireGarbage
 from fuseforks.wires import parameters
 from fuseforks.wires.base import (
     JSON,

@@ -9,9 +9,9 @@ from typing import Any, Protocol, TypeVar
 import msgspec
 
 from fuseforks.core.canonical import ChatRequest, ChatResponse
+from fuseforks.core.errors import WireError, WireGarbage
 from fuseforks.core.names import Placement, WireName
 from fuseforks.images.vault import ImageVault
-from fuseforks.ports.errors import WireError, WireGarbage
 from fuseforks.wires.parameters import ParameterTable
 
 # Built once (msgspec perf tips). Key order in the dicts adapters build is the order on the wire.

@@ -33,9 +33,9 @@ from fuseforks.core.canonical import (
     UserMessage,
     system_texts,
 )
+from fuseforks.core.errors import WireError
 from fuseforks.core.names import Placement, WireName
 from fuseforks.images.vault import ImageVault
-from fuseforks.ports.errors import WireError
 from fuseforks.wires import parameters
 from fuseforks.wires.base import JSON, Endpoint, HttpRequest, decode_json, placement_of
 from fuseforks.wires.errors import classify_status

@@ -28,9 +28,9 @@ from fuseforks.core.canonical import (
     Usage,
     UserMessage,
 )
+from fuseforks.core.errors import WireError
 from fuseforks.core.names import Placement, WireName
 from fuseforks.images.vault import ImageVault
-from fuseforks.ports.errors import WireError
 from fuseforks.wires import parameters
 from fuseforks.wires.base import (
     JSON,

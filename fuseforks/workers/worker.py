@@ -33,12 +33,18 @@ from nats.aio.msg import Msg
 
 from fuseforks.agent import Agent
 from fuseforks.agent.agent import McpServers, server_configs
-from fuseforks.core.errors import FuseforksError, RecordingFailed, StoreError
+from fuseforks.core.errors import (
+    FuseforksError,
+    HandedBack,
+    NothingToTakeOver,
+    PrefixDiverged,
+    RecordingFailed,
+    StoreError,
+)
 from fuseforks.core.names import DEFAULT_IMAGE_CAP, DEFAULT_MAX_ROUNDS, WireName, parse_wire
 from fuseforks.engine.not_started import record_not_started
-from fuseforks.engine.recorder import PrefixDiverged
-from fuseforks.engine.takeover import NothingToTakeOver, record_abandoned
-from fuseforks.engine.turn import HandedBack, TurnSpec
+from fuseforks.engine.takeover import record_abandoned
+from fuseforks.engine.turn import TurnSpec
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import TurnEnded
 from fuseforks.jetstream.relay import Relay
@@ -240,11 +246,11 @@ class Worker:
             key, agent = await self._agent(request)
         except StoreError:
             raise
-        except (FuseforksError, ValueError, KeyError) as error:
+        except FuseforksError as error:  # an unknown wire, no key for it
             if recorded:
                 self.say(f"worker {self.name}: cannot take over {request.turn_id}: {error}")
                 return False
-            await self._record_refusal(request, str(error).strip("'\""))
+            await self._record_refusal(request, str(error))
             return True
         try:
             if not recorded:

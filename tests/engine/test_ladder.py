@@ -17,6 +17,7 @@ from PIL import Image
 from fuseforks import Agent
 from fuseforks.cli import main
 from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall, ToolResultMessage, Usage
+from fuseforks.core.errors import WireRejected
 from fuseforks.engine.turn import Turn, TurnSpec
 from fuseforks.events.types import (
     ImagesStripped,
@@ -30,7 +31,6 @@ from fuseforks.images.normalize import normalize_image
 from fuseforks.images.types import NormalizedImage
 from fuseforks.images.vault import ImageVault
 from fuseforks.mcp import StdioServer, ToolHub
-from fuseforks.ports.errors import WireRejected
 from fuseforks.ports.model import ModelNotes, TextListener
 from fuseforks.ports.tools import ToolOutput
 from fuseforks.projections.log import turn_log

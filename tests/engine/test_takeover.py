@@ -14,9 +14,8 @@ import sys
 import pytest
 
 from fuseforks.agent import Agent
-from fuseforks.engine.recorder import PrefixDiverged
+from fuseforks.core.errors import NothingToTakeOver, PrefixDiverged
 from fuseforks.engine.replay import verify
-from fuseforks.engine.takeover import NothingToTakeOver
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import (
     RequestSent,
