@@ -32,7 +32,7 @@ def turn_row(envelopes: list[Envelope]) -> TurnRow:
                     if isinstance(e.event, TurnStarted | TurnNotStarted)), None)
     ended = next((e.event for e in reversed(envelopes) if isinstance(e.event, TurnEnded)), None)
     rounds = [e.event.round for e in envelopes if isinstance(e.event, RoundStarted)]
-    sent = {d.digest for r in deliveries(envelopes).requests for d in r.images}
+    sent = {d.digest for r in deliveries(envelopes).requests for d in r.sent.images}
     return TurnRow(
         turn_id=envelopes[0].turn_id,
         agent=started.agent if started else "-",

@@ -89,12 +89,12 @@ def simulator_process(record_dir: Path | None) -> Iterator[str]:
 def delivered_placement(events: Sequence[Envelope]) -> str:
     """Where the images of the last answered request that carried any sat; `-` if none did."""
     answered = received(deliveries(events))
-    return answered[-1].images[0].placement if answered else "-"
+    return answered[-1].sent.images[0].placement if answered else "-"
 
 
 def images_delivered(events: Sequence[Envelope]) -> int:
     """The most tool images on one request that the provider answered (a refused one not counted)."""
-    return max((len(r.images) for r in received(deliveries(events))), default=0)
+    return max((len(r.sent.images) for r in received(deliveries(events))), default=0)
 
 
 async def run_scenarios(db_path: Target, log_path: Path, record_dir: Path | None = None,

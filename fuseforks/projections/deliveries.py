@@ -23,7 +23,6 @@ import msgspec
 from fuseforks.core.names import Placement, RequestPurpose, StopReason, WireName
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import (
-    ImageDelivery,
     ImagesStripped,
     RequestRefused,
     RequestSent,
@@ -41,12 +40,7 @@ class SentRequest(msgspec.Struct, frozen=True, kw_only=True):
 
     seq: int
     at: str
-    round: int
-    purpose: RequestPurpose
-    wire: WireName
-    model: str
-    endpoint_host: str
-    images: tuple[ImageDelivery, ...]
+    sent: RequestSent
     tools: tuple[str, ...]
     """The tool each image came from, by position (its call's name; "" when not recorded)."""
     outcome: Outcome = "unanswered"
@@ -104,9 +98,7 @@ def evolve_deliveries(state: Deliveries, envelope: Envelope) -> Deliveries:
                            tools={**state.tools, event.call_id: event.name})
         case RequestSent():
             sent = SentRequest(
-                seq=envelope.seq, at=envelope.at, round=event.round, purpose=event.purpose,
-                wire=event.wire, model=event.model, endpoint_host=event.endpoint_host,
-                images=tuple(event.images),
+                seq=envelope.seq, at=envelope.at, sent=event,
                 tools=tuple(state.tools.get(d.call_id, "") for d in event.images))
             return replace(state, turn_id=envelope.turn_id, requests=(*state.requests, sent),
                            waiting=True)
@@ -132,14 +124,14 @@ def deliveries(history: Iterable[Envelope]) -> Deliveries:
 
 
 def rows_of(state: Deliveries, request: SentRequest) -> list[DeliveryRow]:
+    sent = request.sent
     return [
         DeliveryRow(
             digest=image.digest, turn_id=state.turn_id, request_seq=request.seq, at=request.at,
-            round=request.round, purpose=request.purpose, wire=request.wire, model=request.model,
-            endpoint_host=request.endpoint_host, placement=image.placement,
-            call_id=image.call_id, tool=tool, outcome=request.outcome, stripped=request.stripped,
-            turn_stop=state.stop)
-        for image, tool in zip(request.images, request.tools, strict=True)
+            round=sent.round, purpose=sent.purpose, wire=sent.wire, model=sent.model,
+            endpoint_host=sent.endpoint_host, placement=image.placement, call_id=image.call_id,
+            tool=tool, outcome=request.outcome, stripped=request.stripped, turn_stop=state.stop)
+        for image, tool in zip(sent.images, request.tools, strict=True)
     ]
 
 
@@ -172,4 +164,4 @@ def delivered(state: Deliveries) -> list[DeliveryRow]:
 
 def received(state: Deliveries) -> list[SentRequest]:
     """The requests that carried tool images and were answered, in order."""
-    return [r for r in state.requests if r.images and r.outcome == "received"]
+    return [r for r in state.requests if r.sent.images and r.outcome == "received"]

@@ -249,7 +249,7 @@ def _step(state: SpanState, envelope: Envelope) -> SpanState:
         case TurnStarted():
             return state.on_root(of.of_turn(event, state.turn_id, capture=capture))
         case RequestSent():
-            carried = state.deliveries.requests[-1].images
+            carried = state.deliveries.requests[-1].sent.images
             state, index = state.start(Draft(
                 name=f"{c.CHAT} {event.model}", span_id=span_id(state.turn_id, envelope.seq),
                 parent=state.spans[0].span_id, kind="client", start_ns=now,
