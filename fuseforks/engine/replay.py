@@ -75,31 +75,32 @@ class _ReplayedFailure(WireError):
         return self._text
 
 
-class Exchange(msgspec.Struct, frozen=True):
-    """One recorded model call: the notices heard during it and how it ended."""
+class RecordedCall(msgspec.Struct, frozen=True):
+    """One recorded model call: the notices heard during it and how it ended. (Not a
+    conversation's `Exchange`, which is an earlier turn's request and answer.)"""
 
     notices: list[TurnEvent]
     outcome: ResponseReceived | RequestRefused | None
 
 
-def exchanges(events: Sequence[TurnEvent]) -> list[Exchange]:
-    found: list[Exchange] = []
+def recorded_calls(events: Sequence[TurnEvent]) -> list[RecordedCall]:
+    found: list[RecordedCall] = []
     current: list[TurnEvent] | None = None
     for event in events:
         if isinstance(event, RequestSent):
             if current is not None:
-                found.append(Exchange(current, None))
+                found.append(RecordedCall(current, None))
             current = []
         elif current is not None and isinstance(event, LlmRetried | LlmRetryStopped |
                                                 JpegResent):
             current.append(event)
         elif current is not None and isinstance(event, ResponseReceived | RequestRefused):
-            found.append(Exchange(current, event))
+            found.append(RecordedCall(current, event))
             current = None
         elif isinstance(event, TurnTakenOver):
             current = None  # its answer was lost with the process; the request is sent again
     if current is not None:
-        found.append(Exchange(current, None))
+        found.append(RecordedCall(current, None))
     return found
 
 
@@ -128,7 +129,7 @@ class ReplayModel:
         self.model = started.model
         self.endpoint_host = started.endpoint_host
         self.placement = started.placement
-        self._queue = deque(exchanges(events))
+        self._queue = deque(recorded_calls(events))
         if not any(isinstance(e, TurnEnded) for e in events):
             while self._queue and self._queue[-1].outcome is None:
                 self._queue.pop()  # a record cut by a dying process: that answer was never heard
@@ -138,20 +139,20 @@ class ReplayModel:
 
     async def chat(self, request: ChatRequest, vault: ImageVault, notes: ModelNotes, *,
                    on_text: TextListener | None = None) -> ChatResponse:
-        """The next recorded exchange; a listener hears the recorded answer's text in one piece,
+        """The next recorded call; a listener hears the recorded answer's text in one piece,
         as the attempt the recording ended on (deltas were never recorded)."""
         if not self._queue:
             raise ReplayExhausted(wire=self.wire, status=None, error_class="replay",
                                   message="the recording has no further model response")
-        exchange = self._queue.popleft()
-        for notice in exchange.notices:
+        call = self._queue.popleft()
+        for notice in call.notices:
             self._tell(notice, notes)
-        outcome = exchange.outcome
+        outcome = call.outcome
         if outcome is None and not self._queue and self._interruption.during("request"):
             await self._interruption.enact()
         if isinstance(outcome, ResponseReceived):
             if on_text is not None and outcome.text:
-                resent = sum(isinstance(n, LlmRetried | JpegResent) for n in exchange.notices)
+                resent = sum(isinstance(n, LlmRetried | JpegResent) for n in call.notices)
                 on_text(outcome.text, 1 + resent)
             return ChatResponse(
                 text=outcome.text,

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import anyio
 import msgspec
 
-from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall, ToolResultMessage
+from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall, has_images
 from fuseforks.core.errors import HandedBack, PrefixDiverged, WireError, WireRejected
 from fuseforks.core.names import (
     DEFAULT_IMAGE_CAP,
@@ -392,7 +392,7 @@ class Turn:
             usage=response.usage,
             stop_reason=response.stop_reason,
         ))
-        if any(isinstance(m, ToolResultMessage) and m.images for m in request.messages):
+        if has_images(request):
             self._learn("received")
         return response
 

@@ -72,11 +72,6 @@ from fuseforks.events.types import TurnEvent
 BLOB_RUN_CHARS = 64 * 1024
 """An unbroken base64-alphabet run this long is a blob whatever it decodes to (see above)."""
 
-BASE64_RUN_LIMIT = 200
-"""The former rule (any base64-alphabet run of 200+ characters was refused or elided), which
-corrupted legitimate text; no longer applied by anything here. Kept only so that code importing the
-name still imports; use `BLOB_RUN_CHARS` and `media_spans`."""
-
 _ALPHABET = "A-Za-z0-9+/_\\-"
 _STD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _URL_SAFE = _STD[:62] + "-_"

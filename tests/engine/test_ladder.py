@@ -16,7 +16,7 @@ from PIL import Image
 
 from fuseforks import Agent
 from fuseforks.cli import main
-from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall, ToolResultMessage, Usage
+from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall, Usage, has_images
 from fuseforks.core.errors import WireRejected
 from fuseforks.engine.turn import Turn, TurnSpec
 from fuseforks.events.types import (
@@ -124,11 +124,11 @@ class Refusing:
     async def chat(self, request: ChatRequest, vault: ImageVault, notes: ModelNotes, *,
                    on_text: TextListener | None = None) -> ChatResponse:
         self.requests.append(request)
-        has_images = any(isinstance(m, ToolResultMessage) and m.images for m in request.messages)
+        carries_images = has_images(request)
         if len(self.requests) == 1:
             return ChatResponse(text="", tool_calls=[ToolCall(id="c1", name="cam")],
                                 usage=Usage(), stop_reason="tool_use", raw_model="m")
-        if has_images and self.refusals:
+        if carries_images and self.refusals:
             kind = self.refusals.pop(0)
             raise WireRejected(wire="anthropic", status=400, error_class="client_error",
                                message=f"refused: {kind}", refusal=kind)  # type: ignore[arg-type]
