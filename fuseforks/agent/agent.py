@@ -42,7 +42,7 @@ from fuseforks.core.names import (
     parse_language,
     parse_wire,
 )
-from fuseforks.engine.takeover import resume
+from fuseforks.engine.resume import resume
 from fuseforks.engine.turn import Turn, TurnOutcome, TurnSpec
 from fuseforks.events.sequencer import Clock
 from fuseforks.events.types import PlacementLearned, ServerDown, TurnStarted

@@ -19,7 +19,8 @@ from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall
 from fuseforks.core.errors import WireError, WireRejected
 from fuseforks.core.names import InFlight, Language, WireName
 from fuseforks.engine.not_started import redrive_not_started
-from fuseforks.engine.turn import Turn, TurnSpec, recorded_takeovers
+from fuseforks.engine.takeover import Continuation
+from fuseforks.engine.turn import Turn, TurnSpec
 from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import FixedClock
 from fuseforks.events.types import (
@@ -300,7 +301,7 @@ async def redrive(recorded: Sequence[Envelope]) -> list[Envelope]:
     turn = Turn(spec_of(started), ReplayModel(started, events, interruption),
                 ReplayTools(started, events, interruption),
                 turn_id=recorded[0].turn_id, clock=FixedClock(),
-                takeovers=recorded_takeovers(recorded))
+                continuing=Continuation.replayed(recorded))
     interruption.turn = turn
     return (await turn.run()).history
 
