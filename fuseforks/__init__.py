@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from fuseforks.agent import (
         Agent,
+        AgentSettings,
         Conversation,
         ConversationTurn,
         HistoryBudget,
@@ -48,6 +49,7 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "Agent": "fuseforks.agent",
+    "AgentSettings": "fuseforks.agent",
     "Conversation": "fuseforks.agent",
     "ConversationTurn": "fuseforks.agent",
     "HistoryBudget": "fuseforks.agent",
@@ -79,6 +81,7 @@ _EXPORTS = {
 
 __all__ = [
     "Agent",
+    "AgentSettings",
     "BusError",
     "ConcurrencyError",
     "ConfigError",

@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import msgspec
 
-from fuseforks.agent import Agent, TurnResult
+from fuseforks.agent import Agent, AgentSettings, TurnResult
 from fuseforks.core.leash import leashed
 from fuseforks.core.names import Language
 from fuseforks.demo.camera import frame_colours
@@ -113,8 +113,9 @@ async def run_scenarios(db_path: Target, log_path: Path, record_dir: Path | None
                 async with Agent(
                     wire=scenario.wire, model=scenario.model, api_key=api_key,
                     base_url=base_url + WIRE_PREFIXES[scenario.wire], tools=hub, db=store,
-                    log=log_path, language=language, name="demo",
-                    retry=RetryPolicy(base_delay=0.05, max_delay=0.2),
+                    log=log_path, settings=AgentSettings(
+                        language=language, name="demo",
+                        retry=RetryPolicy(base_delay=0.05, max_delay=0.2)),
                 ) as agent:
                     result = await agent.run(REQUEST[language])
                 outcomes.append(ScenarioOutcome(

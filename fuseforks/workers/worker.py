@@ -25,6 +25,7 @@ import sys
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -41,7 +42,7 @@ from fuseforks.core.errors import (
     RecordingFailed,
     StoreError,
 )
-from fuseforks.core.names import DEFAULT_IMAGE_CAP, DEFAULT_MAX_ROUNDS, WireName, parse_wire
+from fuseforks.core.names import WireName, parse_wire
 from fuseforks.engine.not_started import record_not_started
 from fuseforks.engine.takeover import record_abandoned
 from fuseforks.engine.turn import TurnSpec
@@ -52,13 +53,11 @@ from fuseforks.jetstream.streams import connect, ensure_streams
 from fuseforks.jetstream.work import HEARTBEAT, WorkRequest, decode_request, work_queue
 from fuseforks.mcp.hub import ToolHub
 from fuseforks.stores.postgres import PostgresStore
-from fuseforks.wires.http import RetryPolicy
+from fuseforks.workers.settings import WorkerSettings
 
 logger = logging.getLogger("fuseforks.worker")
-DEFAULT_GRACE = 30.0
 
-DEFAULT_MAX_AGENTS = 32
-"""Agents (one per wire, model, agent name, language and system prompt) a worker keeps open."""
+DEFAULT_SETTINGS = WorkerSettings()
 
 Say = Callable[[str], None]
 AgentKey = tuple[str, str, str, str, str]
@@ -75,29 +74,22 @@ class Worker:
         db: str,
         nats: str,
         mcp: McpServers = None,
-        concurrency: int = 4,
         base_urls: Mapping[WireName, str] | None = None,
         name: str | None = None,
-        grace: float = DEFAULT_GRACE,
-        max_rounds: int = DEFAULT_MAX_ROUNDS,
-        image_cap: int = DEFAULT_IMAGE_CAP,
-        retry: RetryPolicy | None = None,
-        max_agents: int = DEFAULT_MAX_AGENTS,
+        settings: WorkerSettings = DEFAULT_SETTINGS,
         say: Say = _stderr,
     ) -> None:
-        if concurrency < 1:
-            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        """The store and the bus every worker shares (`db`, `nats`), the MCP servers this one
+        starts, where it sends each wire's requests, its name in the record, and how it runs
+        (`settings`)."""
         self.db, self.nats_url, self.mcp = db, nats, mcp
-        self.concurrency = concurrency
+        self.settings = settings
         self.base_urls = dict(base_urls or {})
         self.name = name or f"worker-{os.uname().nodename}-{os.getpid()}"
-        self.grace = grace
-        self.max_rounds, self.image_cap, self.retry = max_rounds, image_cap, retry
         self.say = say
         self._stopping = anyio.Event()
         self._agents: OrderedDict[AgentKey, Agent] = OrderedDict()
         self._busy: Counter[AgentKey] = Counter()
-        self.max_agents = max_agents
         self._agents_lock = anyio.Lock()
         self._in_flight: dict[object, Msg] = {}
         self._keeper_done = anyio.Event()
@@ -125,17 +117,17 @@ class Worker:
             hub = await stack.enter_async_context(ToolHub(server_configs(self.mcp)))
             self._hub = hub
             queue = await work_queue(js)
-            slots = anyio.Semaphore(self.concurrency)
+            slots = anyio.Semaphore(self.settings.concurrency)
             async with anyio.create_task_group() as relaying:
                 relaying.start_soon(self._relay.run)
                 await relaying.start(self._keeper)
                 with anyio.move_on_after(10):
                     await self._relay.tried.wait()
-                self.say(f"worker {self.name}: ready (concurrency {self.concurrency})")
+                self.say(f"worker {self.name}: ready (concurrency {self.settings.concurrency})")
                 async with anyio.create_task_group() as turns:
                     turns.start_soon(self._fetch, queue, slots, turns)
                     await self._stopping.wait()
-                    with anyio.move_on_after(self.grace):
+                    with anyio.move_on_after(self.settings.grace):
                         await self._wait_idle()
                     if self._in_flight:
                         self.say(f"worker {self.name}: handing back "
@@ -284,16 +276,15 @@ class Worker:
             if agent is not None:
                 self._agents.move_to_end(key)
             else:
-                options: dict[str, Any] = {} if self.retry is None else {"retry": self.retry}
+                settings = replace(self.settings.agents, name=request.agent,
+                                   language=request.language, system=request.system)
                 agent = Agent(wire=wire, model=request.model, base_url=self.base_urls.get(wire),
-                              tools=self._hub, db=self._store, log=None, name=request.agent,
-                              language=request.language, system=request.system,
-                              max_rounds=self.max_rounds, image_cap=self.image_cap,
-                              subscribers=[self._relay], **options)
+                              tools=self._hub, db=self._store, log=None, settings=settings,
+                              subscribers=[self._relay])
                 await self._keep("open", agent)
                 self._agents[key] = agent
                 idle = [k for k in self._agents if not self._busy[k] and k != key]
-                for old in idle[: max(0, len(self._agents) - self.max_agents)]:
+                for old in idle[: max(0, len(self._agents) - self.settings.max_agents)]:
                     await self._keep("close", self._agents.pop(old))
             self._busy[key] += 1
             return key, agent
