@@ -101,3 +101,27 @@ def test_the_design_lists_every_event_kind() -> None:
     section = _section((DOCS / "design.md").read_text(encoding="utf-8"), "## Event vocabulary")
     listed = set(re.findall(r"^\| `([A-Za-z0-9]+)` \|", section, re.MULTILINE))
     assert listed == {kind.__name__ for kind in EVENT_TYPES}
+
+
+def test_the_design_states_the_event_schema_version_of_the_code() -> None:
+    from fuseforks.events.codec import SCHEMA_VERSION
+
+    text = (DOCS / "design.md").read_text(encoding="utf-8")
+    stated = re.findall(r"`SCHEMA_VERSION` \(now (\d+)", text)
+    assert stated == [str(SCHEMA_VERSION)]
+    # every version before it has its section of upcasters
+    section = _section(text, "## Envelope, schema versions and upcasters")
+    steps = re.findall(r"^- \*\*v(\d+) → v(\d+)\*\*", section, re.MULTILINE)
+    assert steps == [(str(n), str(n + 1)) for n in range(SCHEMA_VERSION)]
+
+
+def test_the_design_lists_what_the_package_exports() -> None:
+    import fuseforks
+
+    text = (DOCS / "design.md").read_text(encoding="utf-8")
+    paragraph = text[text.index("Outside the subpackages"):]
+    paragraph = paragraph[: paragraph.index("\n\n")]
+    named = set(re.findall(r"`([A-Za-z_]+)`", paragraph))
+    exported = set(fuseforks.__all__) - {"__version__"}
+    assert exported - named == set(), "exported but not in the design"
+    assert {n for n in named if n[0].isupper()} - exported == set(), "named but not exported"

@@ -4,11 +4,18 @@ Each step emits events; the events fold into `TurnState`; the next step reads th
 else is remembered between steps, so a recorded stream re-driven through the same ports produces
 the same events (replay). The rules of the turn live here:
 
-- tool images go on the tool-result message, with the carrier caption in the village language;
+- tool images go where the turn's placement puts them: inside the tool result (native), or in a
+  user-role message right after the run of results, captioned as a tool's output in the village
+  language (alternate); a turn starts with the placement recorded on `TurnStarted` (the one its
+  agent knows works for the model);
 - at the end of each round at most `image_cap` tool images stay on the message list, newest kept;
-- a request carrying tool images that is refused (400 or images rejected) is resent once without
-  them, and for the rest of the turn new tool images are not attached; the closing summary call
-  goes through the same path;
+- a request whose tool images are refused (the images, or where they sit, or a 400/413/422 that
+  names nothing) climbs the placement ladder: unless the images themselves were refused, they
+  first move from the native to the alternate placement (`PlacementChanged`) and the request is
+  sent again; refused there too, every tool image is stripped (`ImagesStripped`) and the request
+  is resent once without them, and for the rest of the turn new tool images are not attached.
+  What a placement did is recorded (`PlacementLearned`). The closing summary call goes through
+  the same path;
 - the same (tool, arguments, body, image digests) a third time stops the loop;
 - image bytes live in the turn's vault and are released when the turn ends, whatever happens;
 - any base64 run in text that would be recorded (a model's answer or tool arguments, a tool's text
