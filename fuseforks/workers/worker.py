@@ -9,7 +9,8 @@ For each request it reads the turn's record first:
 The request is acknowledged only when its turn has ended in the store. While a turn runs, the
 worker tells the queue it is alive; a worker that dies stops doing so and the request goes to
 another worker. A request whose turn cannot run here (an unknown wire, no key for it) is recorded
-as a turn that ended in an error, so the submitter learns why.
+as a turn that could not start — `TurnNotStarted` with the wire name as given, then `TurnEnded`
+with the reason, both written by the engine — so the submitter learns why.
 
 Shutdown (SIGTERM, or `stop()`): no new request is taken; running turns finish within `grace`
 seconds; those still running then are handed back (negatively acknowledged, so another worker
