@@ -110,3 +110,28 @@ def test_every_command_is_in_the_readmes_table() -> None:
     listed = set(re.findall(r"^\| `fuseforks ([a-z]+)", table, flags=re.MULTILINE))
     listed |= set(re.findall(r"`, `fuseforks ([a-z]+)", table))
     assert listed == set(COMMANDS)
+
+
+def test_the_design_states_the_event_schema_version_of_the_code() -> None:
+    from fuseforks.events.codec import SCHEMA_VERSION
+
+    text = (DOCS / "design.md").read_text(encoding="utf-8")
+    glossary = (DOCS / "glossary.md").read_text(encoding="utf-8")
+    stated = re.findall(r"`SCHEMA_VERSION`,? \(?now (\d+)", text + glossary)
+    assert stated == [str(SCHEMA_VERSION)] * 2
+    # every version before it has its section of upcasters
+    section = _section(text, "## Envelope, schema versions and upcasters")
+    steps = re.findall(r"^- \*\*v(\d+) → v(\d+)\*\*", section, re.MULTILINE)
+    assert steps == [(str(n), str(n + 1)) for n in range(SCHEMA_VERSION)]
+
+
+def test_the_design_lists_what_the_package_exports() -> None:
+    import fuseforks
+
+    text = (DOCS / "design.md").read_text(encoding="utf-8")
+    paragraph = text[text.index("Outside the subpackages"):]
+    paragraph = paragraph[: paragraph.index("\n\n")]
+    named = set(re.findall(r"`([A-Za-z_]+)`", paragraph))
+    exported = set(fuseforks.__all__) - {"__version__"}
+    assert exported - named == set(), "exported but not in the design"
+    assert {n for n in named if n[0].isupper()} - exported == set(), "named but not exported"

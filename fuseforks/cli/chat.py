@@ -82,6 +82,13 @@ class ChatView:
                 self._ended.setdefault(envelope.turn_id, anyio.Event()).set()
 
 
+def audit_lines(result: TurnResult) -> list[str]:
+    """`/audit`: each tool image the turn sent, where it was delivered and whether the model got
+    it (`TurnResult.images`, read from the delivery fold)."""
+    return [f"{i.digest} {i.format} {i.size} B {i.placement} {i.tool} "
+            f"{'received' if i.received else 'not received'}" for i in result.images]
+
+
 def _usage_line(result: TurnResult) -> str:
     u = result.usage
     return (f"[{result.stop}; rounds {result.rounds}; tokens in {u.input_tokens}, "
@@ -152,9 +159,8 @@ async def _session(agent: Agent, conversation: Conversation, view: ChatView) -> 
                     click.echo("(no turns in this conversation yet)")
                 continue
             if text == "/audit":
-                for image in (last.images if last else []):
-                    click.echo(f"{image.digest} {image.format} {image.size} B {image.placement} "
-                               f"{image.tool} {'received' if image.received else 'not received'}")
+                for shown in audit_lines(last) if last else []:
+                    click.echo(shown)
                 continue
             if text.startswith("/"):
                 click.echo(HELP)

@@ -21,8 +21,8 @@ from urllib.parse import unquote_to_bytes
 import click
 import msgspec
 
+from fuseforks.core.signatures import sniff_format
 from fuseforks.images.normalize import normalize_image, normalize_result_images
-from fuseforks.images.probe import sniff_format
 from fuseforks.images.types import DroppedImage, NormalizedImage
 
 _BASE64_BYTES = frozenset(

@@ -13,7 +13,7 @@ import msgspec
 from fuseforks.cli.sources import SOURCE, Location, open_source
 from fuseforks.engine.replay import redrive, verify
 from fuseforks.events.codec import Envelope
-from fuseforks.events.types import ResponseReceived, TurnEnded, TurnStarted
+from fuseforks.events.types import ResponseReceived, TurnEnded, TurnNotStarted, TurnStarted
 from fuseforks.projections.audit import audit_rows
 from fuseforks.projections.log import turn_log
 from fuseforks.projections.views import repeat_views, request_views
@@ -66,9 +66,10 @@ async def check(envelopes: list[Envelope]) -> dict[str, Any]:
     first divergence is then either before that point or the point itself, named as such."""
     first = envelopes[0].event
     gap = missing_seq(envelopes)
-    if gap is None and isinstance(first, TurnStarted):
+    drivable = isinstance(first, TurnStarted | TurnNotStarted)
+    if gap is None and drivable:
         return msgspec.to_builtins(await verify(envelopes))
-    produced = await redrive(envelopes) if isinstance(first, TurnStarted) else []
+    produced = await redrive(envelopes) if drivable else []
 
     def made(seq: int) -> Any:
         return msgspec.to_builtins(produced[seq - 1].event) if seq <= len(produced) else None

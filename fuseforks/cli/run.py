@@ -15,7 +15,6 @@ from fuseforks.cli.options import agent_options, build_agent_kwargs, stream_opti
 from fuseforks.cli.signals import Interrupts
 from fuseforks.cli.text_view import TextView
 from fuseforks.core.errors import FuseforksError, RecordingFailed
-from fuseforks.mcp.config import ConfigError
 
 
 def _progress(text: str) -> None:
@@ -108,7 +107,7 @@ def run(request: str, conversation: str, no_stream: bool, **options: Any) -> Non
     kwargs = build_agent_kwargs(options)
     try:
         code = anyio.run(_run, kwargs, request, conversation, not no_stream)
-    except (ConfigError, FuseforksError) as error:
+    except FuseforksError as error:
         raise click.ClickException(str(error)) from error
     except OSError as error:
         raise click.ClickException(f"{error.filename or options['db']}: {error.strerror}") from error

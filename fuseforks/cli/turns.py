@@ -8,7 +8,8 @@ import msgspec
 from fuseforks.cli.sources import SOURCE, Location, open_source
 from fuseforks.cli.tables import of_fields
 from fuseforks.events.codec import Envelope
-from fuseforks.events.types import RequestSent, RoundStarted, TurnEnded, TurnStarted
+from fuseforks.events.types import RoundStarted, TurnEnded, TurnNotStarted, TurnStarted
+from fuseforks.projections.deliveries import deliveries
 
 
 class TurnRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -27,11 +28,11 @@ class TurnRow(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def turn_row(envelopes: list[Envelope]) -> TurnRow:
-    started = next((e.event for e in envelopes if isinstance(e.event, TurnStarted)), None)
+    started = next((e.event for e in envelopes
+                    if isinstance(e.event, TurnStarted | TurnNotStarted)), None)
     ended = next((e.event for e in reversed(envelopes) if isinstance(e.event, TurnEnded)), None)
     rounds = [e.event.round for e in envelopes if isinstance(e.event, RoundStarted)]
-    sent = {d.digest for e in envelopes if isinstance(e.event, RequestSent)
-            for d in e.event.images}
+    sent = {d.digest for r in deliveries(envelopes).requests for d in r.sent.images}
     return TurnRow(
         turn_id=envelopes[0].turn_id,
         agent=started.agent if started else "-",

@@ -26,7 +26,8 @@ from typing import get_args
 import msgspec
 
 from fuseforks.cluster.nats import NatsProcess, port_taken
-from fuseforks.cluster.postgres import ClusterError, EmbeddedPostgres
+from fuseforks.cluster.postgres import EmbeddedPostgres
+from fuseforks.core.errors import ClusterError
 from fuseforks.core.leash import leashed
 from fuseforks.core.names import WireName
 from fuseforks.demo.offline import CAMERA_SERVER, CAMERA_TOOL

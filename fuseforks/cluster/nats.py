@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from fuseforks.cluster.postgres import ClusterError
+from fuseforks.core.errors import ClusterError
 from fuseforks.core.leash import leashed
 
 

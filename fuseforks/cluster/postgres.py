@@ -22,17 +22,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from fuseforks.core.errors import FuseforksError
+from fuseforks.core.errors import ClusterError
 from fuseforks.core.leash import binder, leashed
 
 SYSTEM_USER = "embedded_postgres"
 SUPERUSER = "postgres"
 SOCKET_PATH_LIMIT = 90
 """PostgreSQL's socket path must fit a `sockaddr_un` (107 bytes with `.s.PGSQL.NNNNN`)."""
-
-
-class ClusterError(FuseforksError):
-    """A local server of the cluster could not be set up or started."""
 
 
 def _binaries() -> Path:

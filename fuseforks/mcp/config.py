@@ -26,14 +26,14 @@ from typing import Any, Literal
 
 import msgspec
 
+from fuseforks.core.errors import ConfigError
+
 _STREAMABLE_HTTP = frozenset({"http", "streamable-http", "streamable_http", "streamableHttp"})
 SUPPORTED_TYPES = "stdio, http (streamable HTTP), sse"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
 
-class ConfigError(ValueError):
-    """The configuration cannot be used; the message names the server and the field."""
 
 
 class StdioServer(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,11 +1,11 @@
 """Audit rows: which tool produced each image, and which requests carried it where.
 
-A pure fold over a turn's events. A delivery is one image on one request; its outcome is what the
-provider did with that request — `received` (it answered), `refused` (400 or images rejected) or
-`unanswered` (the call failed otherwise, or the recording ends) — and `stripped` says the turn
-took the image off after the refusal (the image fallback). The SQLite store answers the same
-questions with SQL views over the same events (`fuseforks.stores.audit_sql`); a test holds the two
-to the same rows.
+A pure fold over a turn's events. An *origin* is where an image came from (tool, server, round,
+format, size); a *delivery* (`fuseforks.projections.deliveries`, the one fold every reader of
+"where did this image go" uses) is one image on one request with its outcome — `received`,
+`refused` or `unanswered` — and whether the turn then stripped it. The SQL stores answer the same
+questions with views over the same events (`fuseforks.stores.audit_sql`); a test holds the two to
+the same rows.
 """
 
 from __future__ import annotations
@@ -13,24 +13,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
-from typing import Literal
 
 import msgspec
 
-from fuseforks.core.names import ImagePath, Placement, RequestPurpose, StopReason, WireName
+from fuseforks.core.names import ImagePath
 from fuseforks.events.codec import Envelope
-from fuseforks.events.types import (
-    ImagesNormalized,
-    ImagesStripped,
-    RequestRefused,
-    RequestSent,
-    ResponseReceived,
-    ToolCalled,
-    TurnEnded,
-)
+from fuseforks.events.types import ImagesNormalized, ToolCalled
+from fuseforks.projections.deliveries import DeliveryRow, Outcome, TurnStop, delivery_rows
 
-Outcome = Literal["received", "refused", "unanswered"]
-TurnStop = StopReason | Literal["cut"]
+__all__ = ["AuditFilter", "AuditRows", "DeliveryRow", "OriginRow", "Outcome", "TurnStop",
+           "at_key", "audit_rows", "digests", "select", "since_key"]
 
 
 class OriginRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -50,92 +42,38 @@ class OriginRow(msgspec.Struct, frozen=True, kw_only=True):
     size: int
 
 
-class DeliveryRow(msgspec.Struct, frozen=True, kw_only=True):
-    digest: str
-    turn_id: str
-    request_seq: int
-    at: str
-    round: int
-    purpose: RequestPurpose
-    wire: WireName
-    model: str
-    endpoint_host: str
-    placement: Placement
-    call_id: str
-    tool: str
-    outcome: Outcome
-    stripped: bool
-    turn_stop: TurnStop
-    """How the request's turn ended; `cut` when its record has no end (the process died)."""
-
-
 class AuditRows(msgspec.Struct, frozen=True, kw_only=True):
     origins: list[OriginRow]
     deliveries: list[DeliveryRow]
 
 
-def audit_rows(history: Iterable[Envelope]) -> AuditRows:
-    """Every image origin and delivery of the given envelopes (one turn or many, in order)."""
+def origin_rows(history: Iterable[Envelope]) -> list[OriginRow]:
+    """Where each kept image of the given envelopes came from, in order."""
     origins: list[OriginRow] = []
-    deliveries: list[DeliveryRow] = []
     calls: dict[tuple[str, str], ToolCalled] = {}
-    pending: list[int] = []  # indexes in `deliveries` of the request awaiting its outcome
-    refused: list[int] = []  # of the last refused request, until a strip or the next request
-    open_turns: dict[str, list[int]] = {}  # indexes of each unended turn's deliveries
-
-    def settle(outcome: Outcome) -> None:
-        for i in pending:
-            deliveries[i] = msgspec.structs.replace(deliveries[i], outcome=outcome)
-        pending.clear()
-
     for envelope in history:
         event, turn = envelope.event, envelope.turn_id
-        match event:
-            case ToolCalled():
-                calls[(turn, event.call_id)] = event
-            case ImagesNormalized():
-                called = calls.get((turn, event.call_id))
-                origins.extend(
-                    OriginRow(
-                        digest=m.digest, turn_id=turn, seq=envelope.seq, at=envelope.at,
-                        round=event.round, call_id=event.call_id,
-                        tool=called.name if called else "", server=called.server if called else "",
-                        source_format=m.source_format, media_type=m.media_type, path=m.path,
-                        width=m.width, height=m.height, size=m.size,
-                    )
-                    for m in event.images
+        if isinstance(event, ToolCalled):
+            calls[(turn, event.call_id)] = event
+        elif isinstance(event, ImagesNormalized):
+            called = calls.get((turn, event.call_id))
+            origins.extend(
+                OriginRow(
+                    digest=m.digest, turn_id=turn, seq=envelope.seq, at=envelope.at,
+                    round=event.round, call_id=event.call_id,
+                    tool=called.name if called else "", server=called.server if called else "",
+                    source_format=m.source_format, media_type=m.media_type, path=m.path,
+                    width=m.width, height=m.height, size=m.size,
                 )
-            case RequestSent():
-                settle("unanswered")
-                refused.clear()
-                for d in event.images:
-                    called = calls.get((turn, d.call_id))
-                    pending.append(len(deliveries))
-                    open_turns.setdefault(turn, []).append(len(deliveries))
-                    deliveries.append(DeliveryRow(
-                        digest=d.digest, turn_id=turn, request_seq=envelope.seq, at=envelope.at,
-                        round=event.round, purpose=event.purpose, wire=event.wire,
-                        model=event.model, endpoint_host=event.endpoint_host,
-                        placement=d.placement, call_id=d.call_id,
-                        tool=called.name if called else "", outcome="unanswered", stripped=False,
-                        turn_stop="cut",
-                    ))
-            case ResponseReceived():
-                settle("received")
-            case RequestRefused():
-                refused[:] = pending
-                settle("refused")
-            case ImagesStripped():
-                for i in refused:
-                    deliveries[i] = msgspec.structs.replace(deliveries[i], stripped=True)
-                refused.clear()
-            case TurnEnded():
-                settle("unanswered")
-                for i in open_turns.pop(turn, []):
-                    deliveries[i] = msgspec.structs.replace(deliveries[i], turn_stop=event.stop)
-            case _:
-                pass
-    return AuditRows(origins=origins, deliveries=deliveries)
+                for m in event.images
+            )
+    return origins
+
+
+def audit_rows(history: Iterable[Envelope]) -> AuditRows:
+    """Every image origin and delivery of the given envelopes (one turn or many, in order)."""
+    envelopes = list(history)
+    return AuditRows(origins=origin_rows(envelopes), deliveries=delivery_rows(envelopes))
 
 
 # --- selecting rows (the same rules as the SQL in fuseforks.stores.audit_sql) --------------------

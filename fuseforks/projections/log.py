@@ -35,6 +35,7 @@ from fuseforks.events.types import (
     TurnEnded,
     TurnEvent,
     TurnInterrupted,
+    TurnNotStarted,
     TurnStarted,
     TurnTakenOver,
 )
@@ -88,7 +89,8 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
                 for down in event.servers_down
             ]
         case (
-            RoundStarted()
+            TurnNotStarted()
+            | RoundStarted()
             | RequestSent()
             | ResponseReceived()
             | ToolCalled()
@@ -172,14 +174,15 @@ SILENT: frozenset[type] = frozenset({
     RoundStarted, RequestSent, ResponseReceived, ToolCalled, ImagesNormalized, RequestRefused,
     ImagesStripped, PlacementLearned,
 })
-"""Kinds that add no line (besides `TurnStarted`, which sets the context): skipped before `render`,
-because most of a turn's events are of these kinds and this fold runs on every read."""
+"""Kinds that add no line (besides `TurnStarted` and `TurnNotStarted`, which set the context):
+skipped before `render`, because most of a turn's events are of these kinds and this fold runs on
+every read."""
 
 
 def evolve_log(state: LogState, event: TurnEvent) -> LogState:
     if type(event) in SILENT:
         return state
-    if isinstance(event, TurnStarted):
+    if isinstance(event, TurnStarted | TurnNotStarted):
         state = LogState(agent=event.agent, agent_token=value(event.agent), wire=event.wire,
                          model=event.model, lines=state.lines)
     added = render(state, event)

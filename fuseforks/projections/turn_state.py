@@ -41,6 +41,7 @@ from fuseforks.events.types import (
     TurnEnded,
     TurnEvent,
     TurnInterrupted,
+    TurnNotStarted,
     TurnStarted,
     TurnTakenOver,
 )
@@ -187,7 +188,8 @@ def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
         case TurnEnded():
             return replace(state, ended=event)
         case (
-            RequestSent()
+            TurnNotStarted()
+            | RequestSent()
             | LlmRetried()
             | LlmRetryStopped()
             | JpegResent()

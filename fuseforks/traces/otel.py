@@ -41,7 +41,7 @@ from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 
 from fuseforks.core.errors import FuseforksError
-from fuseforks.traces.spans import TraceSpan
+from fuseforks.traces.types import TraceSpan
 
 _log = logging.getLogger("fuseforks.traces")
 

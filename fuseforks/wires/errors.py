@@ -44,8 +44,8 @@ from typing import Any, Literal, NamedTuple
 
 import msgspec
 
+from fuseforks.core.errors import WireError, WireRejected, WireRetryable
 from fuseforks.core.names import RefusalKind, WireName
-from fuseforks.ports.errors import WireError, WireRejected, WireRetryable
 
 IMAGE_STATUSES = frozenset({400, 413, 422})
 """Statuses whose refusal can be about the tool images."""

@@ -156,3 +156,36 @@ def test_ctrl_c_at_the_prompt_prompts_again_and_ctrl_d_in_a_turn_ends_after_it(
     with SqliteStore(tmp_path / "chat.db", read_only=True) as store:
         (turn,) = store.turns()
         assert isinstance(store.read(turn.turn_id)[-1].event, TurnEnded)
+
+
+def test_audit_names_where_an_image_was_received_after_the_native_placement_was_refused(
+        simulator: str, tmp_path: Path) -> None:
+    """gemini-2.5-flash refuses images inside a function response; the ladder moves them to a
+    user-role message, which it takes: `/audit` lists the image once, as received there."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"nik": {
+        "command": sys.executable, "args": ["-m", "fuseforks.demo.camera"]}}}))
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    launcher, *arguments = processes.leashed(
+        [sys.executable, "-m", "fuseforks", "chat", "--wire", "gemini", "--model",
+         "gemini-2.5-flash", "--base-url", f"{simulator}/gemini/v1beta", "--mcp-config",
+         str(config), "--db", str(tmp_path / "chat.db"), "--log", str(tmp_path / "chat.log"),
+         "--no-stream"])
+    chat = pexpect.spawn(launcher, arguments, env=env | {"GEMINI_API_KEY": KEY, "TERM": "dumb"},
+                         encoding="utf-8", timeout=60, cwd=str(tmp_path))
+    try:
+        chat.expect_exact("you> ")
+        chat.sendline("Take a picture.")
+        chat.expect_exact("placement=alternate")
+        chat.expect(r"\[answered; rounds 2; tokens in \d+, out \d+\]")
+        chat.expect_exact("you> ")
+        chat.sendline("/audit")
+        chat.expect(r"([0-9a-f]{64} JPEG \d+ B \S+ \S+ [a-z ]+)\r\n")
+        listed = chat.match.group(1)
+        chat.expect_exact("you> ")
+        assert "B native" not in chat.before
+        chat.sendeof()
+        chat.expect(pexpect.EOF)
+    finally:
+        chat.close()
+    assert listed.split()[4:] == ["alternate", "nik__live_view_image", "received"], listed

@@ -31,6 +31,7 @@ from fuseforks.events.types import (
     TurnEnded,
     TurnEvent,
     TurnInterrupted,
+    TurnNotStarted,
     TurnStarted,
     TurnTakenOver,
     Usage,
@@ -78,4 +79,6 @@ SAMPLES: list[TurnEvent] = [
     TurnTakenOver(round=2, worker="worker-b", endpoint_host="api.anthropic.com",
                   images_lost=[D1, D2], calls_lost=["c1"]),
     TurnEnded(rounds=4, stop="repeat", answer="done", error=""),
+    TurnNotStarted(agent="agent_9", wire="carrier-pigeon", model="m", language="zh",
+                   request="拍一张", system="Be brief.", conversation_id="conv-7"),
 ]

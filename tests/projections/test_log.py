@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from fuseforks.events.types import ToolResultRecorded, TurnStarted
+from fuseforks.events.types import ToolResultRecorded, TurnEnded, TurnNotStarted, TurnStarted
 from fuseforks.projections import LogState, evolve_log, fold
 from fuseforks.projections.log import SILENT, render, value
 from tests.events.samples import D1, SAMPLES
@@ -23,6 +23,14 @@ def test_the_log_projection_of_every_event_kind() -> None:
         "turn taken over: agent=agent_9 round=2 worker=worker-b images_lost=2 calls_lost=1",
         "turn: agent=agent_9 backend=anthropic model=claude-sonnet-5-5 rounds=4 stop=repeat",
     )
+
+
+def test_a_turn_that_could_not_start_names_the_wire_it_was_given() -> None:
+    not_started = TurnNotStarted(agent="u", wire="carrier-pigeon", model="m", language="en",
+                                 request="r")
+    ended = TurnEnded(rounds=0, stop="error", error="unknown wire 'carrier-pigeon'")
+    assert fold(evolve_log, LogState(), [not_started, ended]).lines == (
+        "turn: agent=u backend=carrier-pigeon model=m rounds=0 stop=error",)
 
 
 def test_images_field_appears_only_when_the_result_carried_images() -> None:
@@ -53,7 +61,8 @@ def test_fold_is_pure_the_initial_state_is_not_changed() -> None:
 
 def test_the_silent_shortcut_skips_exactly_the_kinds_that_render_no_line() -> None:
     state = fold(evolve_log, LogState(), SAMPLES[:1])
-    silent = {type(e) for e in SAMPLES if not render(state, e) and not isinstance(e, TurnStarted)}
+    silent = {type(e) for e in SAMPLES
+              if not render(state, e) and not isinstance(e, TurnStarted | TurnNotStarted)}
     assert silent == SILENT
 
 

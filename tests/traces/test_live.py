@@ -16,6 +16,7 @@ import anyio
 import pytest
 
 from fuseforks import Agent
+from fuseforks.agent import AgentSettings
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import RequestSent, TurnInterrupted
 from fuseforks.simulator import Script, run_simulator
@@ -43,7 +44,7 @@ async def test_a_live_turn_gives_the_spans_its_record_gives() -> None:
     memory, store = InMemory(), MemoryStore()
     async with run_simulator(script=Script(call_tools=(CALL,))) as sim, Agent(
         wire="openai-responses", model="gpt-5.5", base_url=sim.base_urls["openai-responses"],
-        api_key=KEY, mcp=CAMERA, db=store, log=None, name="camera-agent",
+        api_key=KEY, mcp=CAMERA, db=store, log=None, settings=AgentSettings(name="camera-agent"),
         tracer_provider=memory.provider,
     ) as agent:
         result = await agent.run("Take a picture.")
@@ -111,7 +112,7 @@ async def test_content_is_sent_live_only_when_the_switch_is_on(
         memory = InMemory()
         async with run_simulator() as sim, Agent(
             wire="gemini", model="gemini-3.8-flash", base_url=sim.base_urls["gemini"],
-            api_key=KEY, db=MemoryStore(), log=None, system="Be brief.",
+            api_key=KEY, db=MemoryStore(), log=None, settings=AgentSettings(system="Be brief."),
             tracer_provider=memory.provider,
         ) as agent:
             await agent.run("Hello there.")

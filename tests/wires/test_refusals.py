@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from fuseforks.ports.errors import WireRejected, WireRetryable
+from fuseforks.core.errors import WireRejected, WireRetryable
 from fuseforks.wires import get_wire
 
 FIXTURES = Path(__file__).parent / "fixtures" / "errors"

@@ -7,7 +7,8 @@ import io
 import pytest
 from PIL import Image, ImageCms
 
-from fuseforks.images.probe import Header, ProbeError, probe, sniff_format
+from fuseforks.core.signatures import sniff_format
+from fuseforks.images.probe import Header, ProbeError, probe
 from tests.helpers import imagegen as gen
 
 SRGB = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
