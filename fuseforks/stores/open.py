@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from fuseforks.stores.postgres_sql import DatabaseUrl, is_database_url
 from fuseforks.stores.sqlite import SqliteStore
+from fuseforks.stores.store import OrderedStore
 
 if TYPE_CHECKING:
     from fuseforks.stores.postgres import PostgresStore
@@ -36,3 +37,11 @@ def open_store(target: Target, *, read_only: bool = False) -> SqliteStore | Post
 
         return PostgresStore(target, read_only=read_only)
     return SqliteStore(target, read_only=read_only)
+
+
+def open_ordered_store(url: str | DatabaseUrl) -> OrderedStore:
+    """A store several processes write and a relay follows in commit order: the PostgreSQL
+    database at `url`."""
+    from fuseforks.stores.postgres import PostgresStore
+
+    return PostgresStore(url)

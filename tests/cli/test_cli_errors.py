@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from fuseforks.cli import COMMANDS, main
 from fuseforks.stores.jsonl import import_stream
-from fuseforks.stores.sqlite import STORE_VERSION, SqliteStore
+from fuseforks.stores.sqlite import SQLITE_STORE_VERSION, SqliteStore
 from tests.cli.crafted import REPLAYS, foreign_database, newer_store
 
 NOTES = b"these are my notes, not a database\n"
@@ -86,7 +86,7 @@ def foreign(path: Path) -> str:
 
 def newer(path: Path) -> str:
     return (f"Error: {path}: store version 99 was written by a newer fuseforks (this one reads "
-            f"up to {STORE_VERSION}); nothing was changed")
+            f"up to {SQLITE_STORE_VERSION}); nothing was changed")
 
 
 def not_a_stream(path: Path) -> str:

@@ -11,7 +11,8 @@ import psycopg
 
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import RoundStarted
-from fuseforks.stores.postgres import Position, PostgresStore
+from fuseforks.stores.postgres import PostgresStore
+from fuseforks.stores.store import Position
 from tests.stores_pg.test_postgres_store import SlowStore, backend_sleeping, sealed
 
 WRITERS, ROUNDS, EVENTS = 4, 12, 5
