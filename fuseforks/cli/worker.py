@@ -9,6 +9,7 @@ import click
 
 from fuseforks.core.errors import FuseforksError
 from fuseforks.core.names import DEFAULT_IMAGE_CAP, DEFAULT_MAX_ROUNDS, WireName, parse_wire
+from fuseforks.stores.postgres_sql import is_database_url, redact_url
 from fuseforks.workers.worker import DEFAULT_GRACE, DEFAULT_MAX_AGENTS, Worker
 
 
@@ -58,9 +59,10 @@ def worker(db: str, nats_url: str, mcp_config: str | None, concurrency: int,
     A request is acknowledged when its turn has ended in the store; the turn of a worker that
     died is taken over from its record. SIGTERM or Ctrl-C: take no new request, let running
     turns finish (--grace), hand the rest back, exit 0."""
-    if "://" not in db:
-        raise click.BadParameter(f"{db!r} is not a PostgreSQL URL (workers share one store)",
-                                 param_hint="--db")
+    if not is_database_url(db):
+        raise click.BadParameter(
+            f"{redact_url(db)!r} is not a PostgreSQL URL (workers share one store)",
+            param_hint="--db")
     running = Worker(db=db, nats=nats_url, mcp=mcp_config, concurrency=concurrency,
                      base_urls=parse_base_urls(base_urls), name=name, grace=grace,
                      max_agents=max_agents,

@@ -49,6 +49,7 @@ from fuseforks.jetstream.streams import connect, ensure_streams
 from fuseforks.jetstream.work import HEARTBEAT, WorkRequest, decode_request, work_queue
 from fuseforks.mcp.hub import ToolHub
 from fuseforks.stores.open import open_ordered_store
+from fuseforks.stores.postgres_sql import is_database_url, redact_url
 from fuseforks.wires.http import RetryPolicy
 from fuseforks.wires.registry import get_wire
 
@@ -109,9 +110,10 @@ class Worker:
 
     async def run(self) -> None:
         async with AsyncExitStack() as stack:
-            store = open_ordered_store(self.db) if "://" in self.db else None
-            if store is None:
-                raise FuseforksError(f"a worker needs a PostgreSQL store URL, not {self.db!r}")
+            if not is_database_url(self.db):
+                raise FuseforksError(
+                    f"a worker needs a PostgreSQL store URL, not {redact_url(self.db)!r}")
+            store = open_ordered_store(self.db)
             stack.callback(store.close)
             self._store = store
             self._locks = Locks(self.db)

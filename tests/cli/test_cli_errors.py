@@ -186,6 +186,11 @@ CASES: dict[str, Case] = {
         "worker", lambda f: ["worker", "--db", str(f.store), "--nats", NO_BUS], 2,
         lambda f: usage("worker", f"Invalid value for --db: '{f.store}' is not a PostgreSQL URL "
                         "(workers share one store).")),
+    "worker another database's url": Case(
+        "worker", lambda f: ["worker", "--db", "mysql://me:db-secret-55@db.example.com/agents",
+                             "--nats", NO_BUS], 2,
+        lambda f: usage("worker", "Invalid value for --db: 'mysql://me:***@db.example.com/agents' "
+                        "is not a PostgreSQL URL (workers share one store).")),
     "worker bad base url": Case(
         "worker", lambda f: ["worker", "--db", UNREACHABLE, "--nats", NO_BUS, "--base-url",
                              "anthropic"], 2,
