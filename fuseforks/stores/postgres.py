@@ -378,14 +378,15 @@ class PostgresStore(SqlStore, OrderedStore):
         return rows, {(e.turn_id, e.seq): e for turn_id in older for e in self.read(turn_id)}
 
     def identity(self) -> str:
-        """An id drawn when it is first asked for and kept in the store's meta table."""
-        with self._translate("identify"), self._connection("identify") as connection:
-            connection.execute(
-                f"INSERT INTO {sql.META} (key, value) VALUES ('store_id', %s) "
-                "ON CONFLICT (key) DO NOTHING", [uuid.uuid4().hex])
-            connection.commit()
-            row = connection.execute(
-                f"SELECT value FROM {sql.META} WHERE key = 'store_id'").fetchone()
+        """An id drawn when it is first asked for and kept in the store's meta table (a store
+        opened read-only reads it, and cannot draw it)."""
+        with self._connection("identify") as connection:
+            row = connection.execute(sql.IDENTITY).fetchone()
+            if row is None:
+                connection.execute(
+                    f"INSERT INTO {sql.META} (key, value) VALUES ('store_id', %s) "
+                    "ON CONFLICT (key) DO NOTHING", [uuid.uuid4().hex])
+                row = connection.execute(sql.IDENTITY).fetchone()
         assert row is not None
         return str(row[0])
 

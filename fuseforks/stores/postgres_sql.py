@@ -229,6 +229,7 @@ once create it once."""
 TABLES = """SELECT table_name FROM information_schema.tables
     WHERE table_schema = current_schema() ORDER BY table_name"""
 VERSION = f"SELECT value FROM {META} WHERE key = 'store_version'"
+IDENTITY = f"SELECT value FROM {META} WHERE key = 'store_id'"
 
 # --- reading and writing -------------------------------------------------------------------------
 

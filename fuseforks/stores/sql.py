@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from fuseforks.core.errors import CorruptStoreError, NewerSchemaError, StoreError
-from fuseforks.events.codec import SCHEMA_VERSION, Envelope
+from fuseforks.events.codec import SCHEMA_VERSION, Envelope, stored_kinds
 from fuseforks.projections.audit import AuditFilter, AuditRows, DeliveryRow, OriginRow
 from fuseforks.stores import audit_sql
 from fuseforks.stores.dialect import Dialect
@@ -165,11 +165,14 @@ class SqlStore(EventStore, ABC):
         return envelopes(self._fetch("read", self.dialect.conversation, [conversation_id]))
 
     def of_kinds(self, kinds: Sequence[str]) -> list[Envelope]:
-        """Every stored event of these kinds (an index of kinds finds them), oldest first."""
+        """Every stored event of these kinds, oldest first: an index of the kinds as stored
+        finds them, under their older names too."""
         if not kinds:
             return []
-        sql = self.dialect.of_kinds.format(marks=self.dialect.marks(len(kinds)))
-        return envelopes(self._fetch("read", sql, list(kinds)))
+        stored = stored_kinds(kinds)
+        sql = self.dialect.of_kinds.format(marks=self.dialect.marks(len(stored)))
+        wanted = set(kinds)  # an older name asked for is no kind an event is read as
+        return [e for e in envelopes(self._fetch("read", sql, stored)) if e.kind in wanted]
 
     # --- audit (SQL views over the same events; see fuseforks.projections.audit) -----------------
 

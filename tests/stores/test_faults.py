@@ -14,8 +14,12 @@ from pathlib import Path
 import pytest
 
 from fuseforks.core.errors import CorruptStoreError, NewerSchemaError, StreamFormatError
+from fuseforks.events.codec import Envelope
+from fuseforks.events.privacy import PixelLeakError
+from fuseforks.events.types import RoundStarted, ToolResultRecorded
 from fuseforks.stores.jsonl import read_stream
 from fuseforks.stores.sqlite import SqliteStore
+from tests.stores.test_contract import png_base64, sealed
 
 V0_STREAM = Path(__file__).parents[1] / "events" / "fixtures" / "v0_turn.jsonl"
 
@@ -52,6 +56,17 @@ def test_a_store_from_a_newer_fuseforks_is_refused(tmp_path) -> None:
     with pytest.raises(NewerSchemaError, match=f"{path}: store version 99 .* nothing was changed"):
         SqliteStore(path)
     assert digest(path) == before
+
+
+def test_a_sqlite_append_with_a_leaking_event_rolls_back_the_whole_round(tmp_path) -> None:
+    with SqliteStore(tmp_path / "s.db") as store:
+        leaking = ToolResultRecorded(round=1, call_id="c", name="t", ok=True,
+                                     body=f"frame: {png_base64()}")
+        batch = [*sealed("t1", [RoundStarted(round=1)]),
+                 Envelope(turn_id="t1", seq=2, at="x", event=leaking)]
+        with pytest.raises(PixelLeakError):
+            store.append(batch)
+        assert store.read("t1") == []
 
 
 def test_a_stream_with_a_truncated_last_line_names_file_and_line(tmp_path) -> None:
