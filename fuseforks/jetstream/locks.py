@@ -1,9 +1,10 @@
 """Leadership among processes: one relay publishes at a time, one worker runs a turn at a time.
 
 A lock is a PostgreSQL session advisory lock, held by a connection of its own to the database the
-workers share (made with the store's URL and connection options, `fuseforks.stores.postgres`):
-the lock goes with the connection, so a holder that dies, or loses the server, lets another take
-it. The store knows nothing of these locks; they are the bus side's way of sharing work.
+workers share (made with the store's URL and connection options:
+`fuseforks.stores.postgres_database`): the lock goes with the connection, so a holder that dies,
+or loses the server, lets another take it. The store knows nothing of these locks; they are the
+bus side's way of sharing work.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 import psycopg
 
-from fuseforks.stores.postgres import Database
+from fuseforks.stores.postgres_database import Database
 from fuseforks.stores.postgres_sql import DatabaseUrl
 
 KEEPALIVE = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2,

@@ -25,8 +25,8 @@ a second, async interface onto the store — and onto every caller — for no ga
   that does not continue the tail stores nothing and raises `ConcurrencyError`. Two writers that
   read the same tail at once both try to insert its next seq: the primary key `(turn_id, seq)`
   makes the second one wait for the first and then fail, and it gets `ConcurrencyError` too —
-  never a duplicate, never a gap. The pixel guard runs before anything is sent, as in
-  `SqliteStore.append`.
+  never a duplicate, never a gap. The pixel guard runs before anything is sent (the SQL base's
+  `append`).
 - **Failure**: a connection lost while a round is written (before its commit) rolls the round
   back on the server: nothing of it is stored. Lost while committing, the round is whole or absent
   and the error says so. Every failure is a `StoreError` of one line naming the URL with its
@@ -42,7 +42,8 @@ a second, async interface onto the store — and onto every caller — for no ga
   `default_transaction_read_only`), and an empty database is not a store.
 
 Advisory locks for leadership among processes are not the store's: the bus side takes them on
-connections of its own, made with `connect` from the store's URL (`fuseforks.jetstream.locks`).
+connections of its own to the same database (`fuseforks.stores.postgres_database.Database`,
+`fuseforks.jetstream.locks`).
 """
 
 from __future__ import annotations
@@ -59,21 +60,14 @@ from typing import Any
 
 import psycopg
 import psycopg.errors
-from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import TransactionStatus
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import ConnectionPool
 
 from fuseforks.core.errors import ConcurrencyError, StoreError
 from fuseforks.events.codec import SCHEMA_VERSION, Envelope, encode_envelope, encode_stored
-from fuseforks.events.privacy import PixelLeakError
 from fuseforks.stores import postgres_sql as sql
-from fuseforks.stores.postgres_sql import (
-    POSTGRES,
-    POSTGRES_STORE_VERSION,
-    DatabaseUrl,
-    redact_url,
-    url_password,
-)
+from fuseforks.stores.postgres_database import CONNECT_TIMEOUT, Database, one_line
+from fuseforks.stores.postgres_sql import POSTGRES, POSTGRES_STORE_VERSION, DatabaseUrl
 from fuseforks.stores.rows import decode_current
 from fuseforks.stores.sql import SqlStore
 from fuseforks.stores.store import OrderedStore, Position, check_continuation
@@ -83,90 +77,10 @@ from fuseforks.stores.store import OrderedStore, Position, check_continuation
 # gets the records.
 logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
-CONNECT_TIMEOUT = 10
-"""Seconds to reach the server, unless the URL says `connect_timeout`."""
 POOL_SIZE = 4
 IDLE_CHECK = 2.0
 """Seconds after which a pooled connection is checked before it is used again."""
 _OPEN = (TransactionStatus.INTRANS, TransactionStatus.INERROR)
-
-
-def _one_line(error: BaseException) -> str:
-    return " ".join(str(error).split()) or type(error).__name__
-
-
-class Database:
-    """A PostgreSQL database as fuseforks reaches it: every connection made with the same
-    options (autocommit, a connect timeout, named `fuseforks`; read-only transactions for a
-    reader), and psycopg's errors said as the project's own — one line, naming the URL without
-    its password.
-
-    `url`: `postgresql://user:password@host:port/database` (libpq's URL form, parameters
-    included)."""
-
-    def __init__(self, url: str | DatabaseUrl, *, read_only: bool = False) -> None:
-        self.url = url.url if isinstance(url, DatabaseUrl) else url
-        self.name = redact_url(self.url)
-        """The URL as every message shows it: without its password."""
-        self.read_only = read_only
-        self._secret = url_password(self.url)
-        self.options = self._connection_options()
-
-    def _connection_options(self) -> dict[str, Any]:
-        try:
-            given = conninfo_to_dict(self.url)
-        except psycopg.ProgrammingError as error:
-            raise StoreError(f"{self.name}: not a usable PostgreSQL URL "
-                             f"({self.scrub(_one_line(error))})") from None
-        options: dict[str, Any] = {"autocommit": True}
-        if "connect_timeout" not in given:
-            options["connect_timeout"] = CONNECT_TIMEOUT
-        if "application_name" not in given:
-            options["application_name"] = "fuseforks"
-        if self.read_only:
-            options["options"] = " ".join(
-                filter(None, [str(given.get("options", "")),
-                              "-c default_transaction_read_only=on"]))
-        return options
-
-    def connect(self, **settings: Any) -> psycopg.Connection[Any]:
-        """A connection of its own (not a pooled one), `settings` added to the options."""
-        return psycopg.connect(self.url, **{**self.options, **settings})
-
-    def scrub(self, text: str) -> str:
-        if len(self._secret) >= 4:
-            text = text.replace(self._secret, "***")
-        return text
-
-    @contextmanager
-    def translate(self, doing: str) -> Iterator[None]:
-        """psycopg's errors as the project's own: one line, naming the URL without password."""
-        try:
-            yield
-        except (StoreError, PixelLeakError, ValueError):
-            raise
-        except psycopg.errors.ReadOnlySqlTransaction as error:
-            raise StoreError(f"{self.name}: {doing}: the store was opened read-only "
-                             f"({self.scrub(_one_line(error))}); nothing was changed") from None
-        except PoolTimeout:
-            raise StoreError(f"{self.name}: {doing} failed: {self._unreachable()}") from None
-        except psycopg.OperationalError as error:
-            detail = self.scrub(_one_line(error))
-            if doing == "open":
-                raise StoreError(f"{self.name}: cannot connect to PostgreSQL ({detail})") from None
-            raise StoreError(f"{self.name}: {doing} failed: {detail}") from None
-        except psycopg.Error as error:
-            raise StoreError(
-                f"{self.name}: {doing} failed: {self.scrub(_one_line(error))}") from None
-
-    def _unreachable(self) -> str:
-        """Why no pooled connection came in time: the server's own answer, if it gives one."""
-        try:
-            with self.connect():
-                pass
-        except psycopg.Error as error:
-            return f"cannot connect to PostgreSQL ({self.scrub(_one_line(error))})"
-        return "no connection of the pool was free in time"
 
 
 class PostgresStore(SqlStore, OrderedStore):
@@ -289,7 +203,7 @@ class PostgresStore(SqlStore, OrderedStore):
             self._raced(batch)
         if lost is not None:
             what = f"turn {turn_id} seq {batch[0].seq}-{batch[-1].seq}"
-            detail = self.database.scrub(_one_line(lost))
+            detail = self.database.scrub(one_line(lost))
             if committing:
                 raise StoreError(
                     f"{self.name}: append failed: the connection was lost while committing "

@@ -16,7 +16,7 @@ It is not the events' schema version, which every event carries itself (`SCHEMA_
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import msgspec
@@ -37,28 +37,6 @@ _LISTED = 10
 
 class EmptyDatabase(CorruptStoreError):
     """A database without a single table: no store yet."""
-
-
-def checked_layout(name: str, database: str, tables: Sequence[str], stored: Callable[[], int],
-                   newest: int) -> int:
-    """The layout version of a database that has tables (`stored` reads it), or a one-line
-    refusal naming `name` and the `database` ("an SQLite database"): someone else's database,
-    a store from a newer fuseforks, an incomplete store."""
-    if META not in tables:
-        shown = ", ".join(repr(t) for t in tables[:_LISTED])
-        more = f" and {len(tables) - _LISTED} more" if len(tables) > _LISTED else ""
-        raise CorruptStoreError(
-            f"{name}: {database}, but not a fuseforks store (it has tables "
-            f"[{shown}]{more} and no {META}); nothing was changed")
-    version = stored()
-    if version > newest:
-        raise NewerSchemaError(
-            f"{name}: store version {version} was written by a newer fuseforks "
-            f"(this one reads up to {newest}); nothing was changed")
-    if version < 1 or EVENTS not in tables:
-        raise CorruptStoreError(
-            f"{name}: incomplete fuseforks store (no events table); nothing was changed")
-    return version
 
 
 class SqlStore(EventStore, ABC):
@@ -127,11 +105,24 @@ class SqlStore(EventStore, ABC):
             self._build(version)
 
     def _layout(self, tables: Sequence[str]) -> int:
-        return checked_layout(self.name, self.a_database, tables, self._stored_version, self.newest)
-
-    def _stored_version(self) -> int:
+        """The layout version of a database that has tables, or a one-line refusal: someone
+        else's database, a store from a newer fuseforks, an incomplete store."""
+        if META not in tables:
+            shown = ", ".join(repr(t) for t in tables[:_LISTED])
+            more = f" and {len(tables) - _LISTED} more" if len(tables) > _LISTED else ""
+            raise CorruptStoreError(
+                f"{self.name}: {self.a_database}, but not a fuseforks store (it has tables "
+                f"[{shown}]{more} and no {META}); nothing was changed")
         rows = self._fetch("open", self.dialect.version)
-        return int(rows[0][0]) if rows else 0
+        version = int(rows[0][0]) if rows else 0
+        if version > self.newest:
+            raise NewerSchemaError(
+                f"{self.name}: store version {version} was written by a newer fuseforks "
+                f"(this one reads up to {self.newest}); nothing was changed")
+        if version < 1 or EVENTS not in tables:
+            raise CorruptStoreError(
+                f"{self.name}: incomplete fuseforks store (no events table); nothing was changed")
+        return version
 
     def _fetch(self, doing: str, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         return self._query(doing, sql, params)[1]
