@@ -34,7 +34,7 @@ from fuseforks.jetstream.streams import EVENTS_STREAM, connect, decode, ensure_s
 from fuseforks.jetstream.work import WorkRequest, submit
 from fuseforks.simulator.server import WIRE_PREFIXES
 from fuseforks.stores.postgres_sql import EVENTS
-from tests.stores_pg.server import fresh_database, server
+from tests.stores.server import fresh_database, server
 from tests.workers.harness import KEYS, Cluster
 from tests.workers.nats_server import nats_server
 

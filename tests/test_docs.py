@@ -3,10 +3,15 @@ tables match the folders, and every module it points to exists."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
 import re
 from pathlib import Path
 
+import fuseforks.stores
 from fuseforks.events.types import EVENT_TYPES
+from fuseforks.stores.store import OrderedRecord, Record, TurnLog
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "fuseforks"
@@ -135,3 +140,41 @@ def test_the_design_lists_what_the_package_exports() -> None:
     exported = set(fuseforks.__all__) - {"__version__"}
     assert exported - named == set(), "exported but not in the design"
     assert {n for n in named if n[0].isupper()} - exported == set(), "named but not exported"
+
+
+TIERS = {"turn log": TurnLog, "record": Record, "ordered record": OrderedRecord}
+"""The tiers of the store contract, as the design names them."""
+
+
+def _store_modules() -> list[object]:
+    return [importlib.import_module(f"fuseforks.stores.{m.name}")
+            for m in pkgutil.iter_modules(fuseforks.stores.__path__)]
+
+
+def test_the_design_lists_every_store_with_the_tiers_it_claims() -> None:
+    section = _section((DOCS / "design.md").read_text(encoding="utf-8"),
+                       "## Stores and audit views")
+    stated = {name: (module, tiers) for name, module, tiers in re.findall(
+        r"^\| `(\w+)` \| `(fuseforks/stores/\w+\.py)` \| ([a-z ,]+) \|$", section, re.MULTILINE)}
+    actual = {
+        kind.__name__: (kind.__module__.replace(".", "/") + ".py",
+                        ", ".join(name for name, tier in TIERS.items() if issubclass(kind, tier)))
+        for module in _store_modules() for kind in vars(module).values()
+        if isinstance(kind, type) and issubclass(kind, Record) and not inspect.isabstract(kind)
+        and kind.__module__ == getattr(module, "__name__", "")
+    }
+    assert stated == actual
+
+
+def test_every_store_version_the_docs_state_is_the_codes() -> None:
+    versions = {name: value for module in _store_modules()
+                for name, value in vars(module).items() if name.endswith("_STORE_VERSION")}
+    assert set(versions) == {"SQLITE_STORE_VERSION", "POSTGRES_STORE_VERSION"}
+    design = (DOCS / "design.md").read_text(encoding="utf-8")
+    assert set(re.findall(r"`(\w+_STORE_VERSION)` \(now \d+\)", design)) == set(versions)
+    for path in [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]:
+        text = path.read_text(encoding="utf-8")
+        stated = re.findall(r"`(\w*STORE_VERSION)` \(now (\d+)\)", text)
+        assert [(name, int(value)) for name, value in stated] == [
+            (name, versions.get(name)) for name, _ in stated], path.name
+        assert re.search(r"`STORE_VERSION`", text) is None, f"{path.name}: which store version?"

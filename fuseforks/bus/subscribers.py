@@ -10,7 +10,7 @@ import anyio
 from fuseforks.bus.bus import Batch
 from fuseforks.events.types import TurnEnded
 from fuseforks.projections.log import LogState, evolve_log, short_turn_id
-from fuseforks.stores.store import EventStore
+from fuseforks.stores.store import TurnLog
 
 
 class StoreWriter:
@@ -20,7 +20,7 @@ class StoreWriter:
 
     name = "event store"
 
-    def __init__(self, store: EventStore) -> None:
+    def __init__(self, store: TurnLog) -> None:
         self.store = store
 
     async def handle(self, batch: Batch) -> None:

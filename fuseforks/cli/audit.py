@@ -11,7 +11,7 @@ from typing import Any
 import click
 import msgspec
 
-from fuseforks.cli.sources import SOURCE, Location, open_source
+from fuseforks.cli.sources import SOURCE, Location, open_source, resolve_digest
 from fuseforks.core.names import WIRE_NAMES
 from fuseforks.projections.audit import AuditFilter, AuditRows, DeliveryRow, since_key
 
@@ -119,7 +119,7 @@ def audit(source: Location, digest: str | None, wire: str | None, model: str | N
     if as_json and as_csv_flag:
         raise click.UsageError("--json and --csv cannot be used together")
     with open_source(source) as opened:
-        full = opened.resolve_digest(digest) if digest is not None else None
+        full = resolve_digest(opened, digest) if digest is not None else None
         if digest is not None and full is None:
             rows = AuditRows(origins=[], deliveries=[])
         else:

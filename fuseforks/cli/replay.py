@@ -10,7 +10,7 @@ import anyio
 import click
 import msgspec
 
-from fuseforks.cli.sources import SOURCE, Location, open_source
+from fuseforks.cli.sources import SOURCE, Location, chosen_turns, open_source
 from fuseforks.engine.replay import redrive, verify
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import ResponseReceived, TurnEnded, TurnNotStarted, TurnStarted
@@ -181,7 +181,7 @@ def replay(source: Location, turn_id: str | None, check_engine: bool, as_json: b
     request as the provider received it (images as digest, format and size), the repeat guard's
     counts per round, the log lines and the image deliveries."""
     with open_source(source) as opened:
-        turns = opened.turns(turn_id)
+        turns = chosen_turns(opened, turn_id)
     if to_otlp:
         if check_engine or as_json:
             raise click.UsageError("--otlp sends the turns' spans; it takes no --verify or --json")

@@ -21,6 +21,7 @@ from fuseforks.cli.sources import (
     Location,
     check_file_target,
     check_store_target,
+    chosen_turns,
     is_store_file,
     open_source,
 )
@@ -67,7 +68,7 @@ def export(source: Location, turn_id: str | None, output: Path | None, form: str
     if output is not None:
         check_file_target(output, "output")
     with open_source(source) as opened:
-        turns = opened.turns(turn_id)
+        turns = chosen_turns(opened, turn_id)
     if form == "otlp-json":
         export_spans(list(turns.values()), output)
         return
@@ -152,7 +153,7 @@ def copy(source: Location, destination: Location) -> None:
     check_store_target(destination)
     outcomes: list[TurnImport] = []
     with open_source(source) as opened:
-        turn_ids = opened.turn_ids()
+        turn_ids = [info.turn_id for info in opened.turns()]
         if not turn_ids:
             click.echo(f"{source}: no turns to copy")
             return

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 import msgspec
 
-from fuseforks.cli.sources import SOURCE, Location, open_source
+from fuseforks.cli.sources import SOURCE, Location, chosen_turns, open_source
 from fuseforks.cli.tables import of_fields
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import RoundStarted, TurnEnded, TurnNotStarted, TurnStarted
@@ -68,7 +68,7 @@ def turns(source: Location, as_json: bool) -> None:
     tool rounds, how it stopped (`cut` when the record has no end), and how many distinct tool
     images its requests sent. Any unique prefix of an id works wherever a command takes --turn."""
     with open_source(source) as opened:
-        rows = [turn_row(envelopes) for envelopes in opened.turns().values() if envelopes]
+        rows = [turn_row(envelopes) for envelopes in chosen_turns(opened).values() if envelopes]
     if as_json:
         click.echo(msgspec.json.encode(rows).decode())
     elif not rows:

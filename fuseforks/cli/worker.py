@@ -10,6 +10,7 @@ import click
 from fuseforks.agent import AgentSettings
 from fuseforks.core.errors import FuseforksError
 from fuseforks.core.names import WireName, parse_wire
+from fuseforks.stores.postgres_sql import is_database_url, redact_url
 from fuseforks.workers.settings import WorkerSettings
 from fuseforks.workers.worker import Worker
 
@@ -65,9 +66,10 @@ def worker(db: str, nats_url: str, mcp_config: str | None, concurrency: int,
     A request is acknowledged when its turn has ended in the store; the turn of a worker that
     died is taken over from its record. SIGTERM or Ctrl-C: take no new request, let running
     turns finish (--grace), hand the rest back, exit 0."""
-    if "://" not in db:
-        raise click.BadParameter(f"{db!r} is not a PostgreSQL URL (workers share one store)",
-                                 param_hint="--db")
+    if not is_database_url(db):
+        raise click.BadParameter(
+            f"{redact_url(db)!r} is not a PostgreSQL URL (workers share one store)",
+            param_hint="--db")
     settings = WorkerSettings(
         concurrency=concurrency, grace=grace, max_agents=max_agents,
         agents=AgentSettings(max_rounds=max_rounds, image_cap=image_cap))

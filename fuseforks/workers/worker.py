@@ -49,11 +49,13 @@ from fuseforks.engine.takeover import record_abandoned
 from fuseforks.engine.turn import TurnSpec
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import TurnEnded
+from fuseforks.jetstream.locks import Locks
 from fuseforks.jetstream.relay import Relay
 from fuseforks.jetstream.streams import connect, ensure_streams
 from fuseforks.jetstream.work import HEARTBEAT, WorkRequest, decode_request, work_queue
 from fuseforks.mcp.hub import ToolHub
-from fuseforks.stores.postgres import PostgresStore
+from fuseforks.stores.open import open_ordered_store
+from fuseforks.stores.postgres_sql import is_database_url, redact_url
 from fuseforks.workers.settings import WorkerSettings
 
 logger = logging.getLogger("fuseforks.worker")
@@ -104,16 +106,18 @@ class Worker:
 
     async def run(self) -> None:
         async with AsyncExitStack() as stack:
-            store = PostgresStore(self.db) if "://" in self.db else None
-            if store is None:
-                raise FuseforksError(f"a worker needs a PostgreSQL store URL, not {self.db!r}")
+            if not is_database_url(self.db):
+                raise FuseforksError(
+                    f"a worker needs a PostgreSQL store URL, not {redact_url(self.db)!r}")
+            store = open_ordered_store(self.db)
             stack.callback(store.close)
             self._store = store
+            self._locks = Locks(self.db)
             connection = await connect(self.nats_url, name=self.name)
             stack.push_async_callback(connection.close)
             js = connection.jetstream()
             await ensure_streams(js)
-            self._relay = Relay(store, js, on_lead=lambda: self.say(
+            self._relay = Relay(store, js, locks=self._locks, on_lead=lambda: self.say(
                 f"worker {self.name}: relaying the store's events to the bus"))
             hub = await stack.enter_async_context(ToolHub(server_configs(self.mcp)))
             self._hub = hub
@@ -222,7 +226,7 @@ class Worker:
         what keeps two workers from running one turn: a request delivered again while its
         worker is alive but was cut off from the bus (its signs of life lost) finds the lock
         taken and goes back to the queue."""
-        lock = await anyio.to_thread.run_sync(self._store.try_lead, f"turn:{request.turn_id}")
+        lock = await anyio.to_thread.run_sync(self._locks.try_lead, f"turn:{request.turn_id}")
         if lock is None:
             self.say(f"worker {self.name}: turn {request.turn_id} is running elsewhere")
             return False

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from fuseforks.cli import COMMANDS, main
 from fuseforks.stores.jsonl import import_stream
-from fuseforks.stores.sqlite import STORE_VERSION, SqliteStore
+from fuseforks.stores.sqlite import SQLITE_STORE_VERSION, SqliteStore
 from tests.cli.crafted import REPLAYS, foreign_database, newer_store
 from tests.helpers import processes
 
@@ -87,7 +87,7 @@ def foreign(path: Path) -> str:
 
 def newer(path: Path) -> str:
     return (f"Error: {path}: store version 99 was written by a newer fuseforks (this one reads "
-            f"up to {STORE_VERSION}); nothing was changed")
+            f"up to {SQLITE_STORE_VERSION}); nothing was changed")
 
 
 def not_a_stream(path: Path) -> str:
@@ -187,6 +187,11 @@ CASES: dict[str, Case] = {
         "worker", lambda f: ["worker", "--db", str(f.store), "--nats", NO_BUS], 2,
         lambda f: usage("worker", f"Invalid value for --db: '{f.store}' is not a PostgreSQL URL "
                         "(workers share one store).")),
+    "worker another database's url": Case(
+        "worker", lambda f: ["worker", "--db", "mysql://me:db-secret-55@db.example.com/agents",
+                             "--nats", NO_BUS], 2,
+        lambda f: usage("worker", "Invalid value for --db: 'mysql://me:***@db.example.com/agents' "
+                        "is not a PostgreSQL URL (workers share one store).")),
     "worker bad base url": Case(
         "worker", lambda f: ["worker", "--db", UNREACHABLE, "--nats", NO_BUS, "--base-url",
                              "anthropic"], 2,

@@ -21,6 +21,7 @@ INTERNAL = {
     "mcp/sse.py": {"SseEndpointError"},  # the SSE transport's own: a server's fault reason
     "simulator/shapes.py": {"Invalid"},  # the simulator's check of a request: its 400 body
     "engine/replay.py": {"ReplayExhausted"},  # a WireError the re-driven engine meets
+    "stores/sql.py": {"EmptyDatabase"},  # met as the CorruptStoreError it is; `inspect` reads 0
 }
 """Exceptions that never reach a caller: each is caught where it is raised, or turned into
 what the record says."""

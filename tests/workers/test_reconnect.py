@@ -15,7 +15,7 @@ from fuseforks.engine.replay import verify
 from fuseforks.events.types import TurnEnded
 from fuseforks.jetstream.work import WorkRequest
 from fuseforks.projections.log import short_turn_id, turn_log
-from tests.stores_pg.server import Server
+from tests.stores.server import Server
 from tests.workers.harness import MODELS, WIRES, Cluster
 from tests.workers.nats_server import NatsServer
 

@@ -15,9 +15,9 @@ from PIL import Image
 
 from fuseforks.engine.replay import verify
 from fuseforks.events.types import TurnEnded, TurnNotStarted, TurnStarted, TurnTakenOver
+from fuseforks.jetstream.locks import Locks
 from fuseforks.jetstream.streams import WORK_SUBJECT, connect, ensure_streams
 from fuseforks.jetstream.work import WorkRequest
-from fuseforks.stores.postgres import PostgresStore
 from tests.helpers import processes
 from tests.workers.harness import Cluster
 from tests.workers.nats_server import Given, NatsServer
@@ -118,8 +118,8 @@ def test_a_turn_another_worker_holds_is_not_run_twice(
     lock is free."""
     request = WorkRequest(turn_id="turn-held", wire="anthropic", model="claude-sonnet-5-5",
                           request="Look at the camera.", agent="held")
-    with PostgresStore(pg_url) as store, Cluster(pg_url, nats.url, tmp_path) as cluster:
-        held = store.try_lead("turn:turn-held")  # as the first worker's lock would be
+    with Cluster(pg_url, nats.url, tmp_path) as cluster:
+        held = Locks(pg_url).try_lead("turn:turn-held")  # as the first worker's lock would be
         assert held is not None
         cluster.start_worker("w1")
         cluster.submit([request])

@@ -16,8 +16,8 @@ from fuseforks.stores.jsonl import import_stream
 from fuseforks.stores.postgres import PostgresStore
 from fuseforks.stores.sqlite import SqliteStore
 from tests.cli.crafted import camera_turn, digest
-from tests.events.test_store_audit import TIMES
-from tests.stores_pg.raw import REPLAYS, insert_postgres, insert_sqlite, raw_rows
+from tests.stores.raw import REPLAYS, insert_postgres, insert_sqlite, raw_rows
+from tests.stores.test_audit import TIMES
 
 RELATIONS = ["tool_calls", "image_origins", "image_deliveries", "image_index"]
 

@@ -1,9 +1,8 @@
-"""Importing a stream into a store, on every store: idempotent, all-or-nothing per turn, and a
-report that says what happened to each turn."""
+"""Importing a stream into a store, on every store that is a turn log: idempotent,
+all-or-nothing per turn, and a report that says what happened to each turn."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
@@ -12,17 +11,14 @@ import pytest
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import RoundStarted, TurnEnded
 from fuseforks.stores.jsonl import TurnImport, import_stream, import_turns
-from fuseforks.stores.memory import MemoryStore
-from fuseforks.stores.sqlite import SqliteStore
 from fuseforks.stores.store import EventStore
 from tests.cli.crafted import camera_turn, digest, write_jsonl
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request, tmp_path) -> Iterator[EventStore]:
-    made: EventStore = MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "s.db")
-    yield made
-    made.close()
+@pytest.fixture
+def store(log: EventStore) -> EventStore:
+    """Each store that claims the turn log (`tests.stores.conftest`): an import needs no more."""
+    return log
 
 
 def five_turns() -> list[list[Envelope]]:

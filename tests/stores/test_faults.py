@@ -14,9 +14,15 @@ from pathlib import Path
 import pytest
 
 from fuseforks.core.errors import CorruptStoreError, NewerSchemaError, StreamFormatError
+from fuseforks.events.codec import Envelope
+from fuseforks.events.privacy import PixelLeakError
+from fuseforks.events.types import RoundStarted, ToolResultRecorded
 from fuseforks.stores.jsonl import read_stream
 from fuseforks.stores.sqlite import SqliteStore
 from tests.helpers import processes
+from tests.stores.test_contract import png_base64, sealed
+
+V0_STREAM = Path(__file__).parents[1] / "events" / "fixtures" / "v0_turn.jsonl"
 
 
 def digest(path: Path) -> str:
@@ -53,8 +59,19 @@ def test_a_store_from_a_newer_fuseforks_is_refused(tmp_path) -> None:
     assert digest(path) == before
 
 
+def test_a_sqlite_append_with_a_leaking_event_rolls_back_the_whole_round(tmp_path) -> None:
+    with SqliteStore(tmp_path / "s.db") as store:
+        leaking = ToolResultRecorded(round=1, call_id="c", name="t", ok=True,
+                                     body=f"frame: {png_base64()}")
+        batch = [*sealed("t1", [RoundStarted(round=1)]),
+                 Envelope(turn_id="t1", seq=2, at="x", event=leaking)]
+        with pytest.raises(PixelLeakError):
+            store.append(batch)
+        assert store.read("t1") == []
+
+
 def test_a_stream_with_a_truncated_last_line_names_file_and_line(tmp_path) -> None:
-    good = (Path(__file__).parent / "fixtures" / "v0_turn.jsonl").read_bytes()
+    good = V0_STREAM.read_bytes()
     path = tmp_path / "cut.jsonl"
     path.write_bytes(good[: good.rindex(b"\n", 0, -1) + 40])
     with pytest.raises(StreamFormatError, match=f"{path}:6: truncated last line"):
@@ -62,7 +79,7 @@ def test_a_stream_with_a_truncated_last_line_names_file_and_line(tmp_path) -> No
 
 
 def test_a_stream_with_a_bad_line_in_the_middle_names_it(tmp_path) -> None:
-    lines = (Path(__file__).parent / "fixtures" / "v0_turn.jsonl").read_bytes().split(b"\n")
+    lines = V0_STREAM.read_bytes().split(b"\n")
     lines[2] = b'{"turn_id": "v0-turn", "seq": 3'
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b"\n".join(lines))

@@ -21,8 +21,8 @@ from fuseforks.stores.postgres import PostgresStore
 from fuseforks.stores.postgres_sql import redact_url
 from fuseforks.stores.sqlite import SqliteStore
 from tests.helpers import processes
-from tests.stores_pg.raw import REPLAYS
-from tests.stores_pg.server import PASSWORD
+from tests.stores.raw import REPLAYS
+from tests.stores.server import PASSWORD
 
 REPO = Path(__file__).resolve().parents[2]
 READING = [["turns"], ["turns", "--json"], ["log"], ["audit"], ["audit", "--csv"],

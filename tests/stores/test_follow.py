@@ -11,8 +11,9 @@ import psycopg
 
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import RoundStarted
-from fuseforks.stores.postgres import Position, PostgresStore
-from tests.stores_pg.test_postgres_store import Gate, SlowStore, sealed
+from fuseforks.stores.postgres import PostgresStore
+from fuseforks.stores.store import Position
+from tests.stores.test_postgres_store import Gate, SlowStore, sealed
 
 WRITERS, ROUNDS, EVENTS = 4, 12, 5
 
@@ -146,7 +147,7 @@ def test_the_relays_bytes_are_the_envelopes_json_built_without_decoding(pg_url: 
     envelope, event by event, with the same positions as `follow_placed`."""
     from fuseforks.events.codec import encode_envelope
     from tests.events.samples import SAMPLES
-    from tests.stores_pg.test_postgres_store import sealed as seal
+    from tests.stores.test_postgres_store import sealed as seal
 
     with PostgresStore(pg_url) as store:
         store.append(seal("t-enc", SAMPLES))

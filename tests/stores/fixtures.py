@@ -1,5 +1,5 @@
 """The PostgreSQL fixtures every folder that needs a real server imports into its conftest: one
-server per session (see `tests.stores_pg.server`), a database of its own for each test."""
+server per session (see `tests.stores.server`), a database of its own for each test."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.stores_pg.server import Server, fresh_database, server
+from tests.stores.server import Server, fresh_database, server
 
 
 @pytest.fixture(scope="session")

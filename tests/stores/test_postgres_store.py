@@ -19,12 +19,12 @@ from fuseforks.events.sequencer import FixedClock, Sequencer
 from fuseforks.events.types import RoundStarted, ToolResultRecorded
 from fuseforks.stores.open import open_store
 from fuseforks.stores.postgres import PostgresStore
-from fuseforks.stores.postgres_sql import STORE_VERSION, DatabaseUrl, redact_url
+from fuseforks.stores.postgres_sql import POSTGRES_STORE_VERSION, DatabaseUrl, redact_url
 from fuseforks.stores.sqlite import SqliteStore
 from tests.events.samples import SAMPLES
 from tests.helpers import processes
-from tests.stores_pg.raw import REPLAYS, insert_postgres, insert_sqlite, raw_rows
-from tests.stores_pg.server import PASSWORD, Server
+from tests.stores.raw import REPLAYS, insert_postgres, insert_sqlite, raw_rows
+from tests.stores.server import PASSWORD, Server
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -81,8 +81,8 @@ def test_the_layout_is_created_once_with_its_version(pg_url: str) -> None:
                               "image_origins", "tool_calls"]
     with psycopg.connect(pg_url) as connection:
         assert connection.execute("SELECT key, value FROM fuseforks_meta").fetchall() == [
-            ("store_version", str(STORE_VERSION))]
-    assert PostgresStore.inspect(pg_url) == STORE_VERSION
+            ("store_version", str(POSTGRES_STORE_VERSION))]
+    assert PostgresStore.inspect(pg_url) == POSTGRES_STORE_VERSION
     with PostgresStore(pg_url) as again:
         assert [e.seq for e in again.read("t1")] == [1, 2, 3]
 
@@ -125,7 +125,7 @@ def test_a_store_from_a_newer_fuseforks_is_refused_and_left_alone(pg_url: str) -
             opening()
         assert str(caught.value) == (
             f"{name_of(pg_url)}: store version 99 was written by a newer fuseforks (this one "
-            f"reads up to {STORE_VERSION}); nothing was changed")
+            f"reads up to {POSTGRES_STORE_VERSION}); nothing was changed")
     assert tables(pg_url) == before
     with psycopg.connect(pg_url) as connection:
         assert connection.execute("SELECT value FROM fuseforks_meta").fetchone() == ("99",)
