@@ -25,6 +25,7 @@ from typing import get_args
 
 import msgspec
 
+from fuseforks.cluster.child import stop
 from fuseforks.cluster.nats import NatsProcess, port_taken
 from fuseforks.cluster.postgres import EmbeddedPostgres
 from fuseforks.core.errors import ClusterError
@@ -159,9 +160,7 @@ class LocalCluster:
                 self.say(f"worker {name} did not stop within 60 s: killed")
                 process.kill()
                 process.wait()
-        if self._simulator is not None and self._simulator.poll() is None:
-            self._simulator.terminate()
-            self._simulator.wait(timeout=30)
+        stop(self._simulator)
         if self._simulator is not None and self._simulator.stdout is not None:
             self._simulator.stdout.close()
         self.nats.stop()

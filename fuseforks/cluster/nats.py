@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+from fuseforks.cluster.child import stop
 from fuseforks.core.errors import ClusterError
 from fuseforks.core.leash import leashed
 
@@ -78,14 +79,7 @@ class NatsProcess:
 
     def stop(self, *, timeout: float = 30.0) -> None:
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, timeout=timeout)
 
     @property
     def process(self) -> subprocess.Popen[bytes] | None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from fuseforks.cluster.child import stop
 from fuseforks.core.errors import ClusterError
 from fuseforks.core.leash import binder, leashed
 
@@ -185,14 +186,7 @@ class EmbeddedPostgres:
     def stop(self, *, timeout: float = 60.0) -> None:
         """Fast shutdown: clients are disconnected, everything committed is kept."""
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, signum=signal.SIGINT, timeout=timeout)
 
     @property
     def process(self) -> subprocess.Popen[bytes] | None:
