@@ -34,6 +34,8 @@ COMMANDS: dict[str, Entry] = {
                           "Show where each model took tool images, learned from recorded turns."),
     "chat": Entry("fuseforks.cli.chat:chat",
                   "Talk to an agent in this terminal: one conversation, turn after turn."),
+    "console": Entry("fuseforks.cli.console:console",
+                     "Serve a read-only web page over a store or a stream."),
     "copy": Entry("fuseforks.cli.transfer:copy", "Copy the turns of one store into another."),
     "demo": Entry("fuseforks.cli.demo:demo",
                   "Run the offline demo: seven wires and an image-refusing model."),
