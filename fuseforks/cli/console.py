@@ -72,8 +72,8 @@ def console(source: Location, host: str, port: int, token_file: Path | None) -> 
         try:
             sock = bind(host, port)
         except OSError as error:
-            raise click.ClickException(
-                f"console: {error.strerror or error} ({host}:{port})") from None
+            reason = os.strerror(error.errno) if error.errno else str(error)
+            raise click.ClickException(f"console: {reason} ({host}:{port})") from None
         with sock:
             serve(record, sock, token=token, announce=lambda line: click.echo(line, nl=True))
     finally:

@@ -1,0 +1,79 @@
+"""`fuseforks console` as a command: it stops cleanly on a signal, and a source it cannot read,
+or a port it cannot have, is one line and an exit code — before anything is served."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from fuseforks.stores.sqlite import SqliteStore
+from tests.console.servers import environment, start, stop
+from tests.helpers import processes
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_the_console_cleanly(demo_store: Path, signum: int) -> None:
+    console, url = start(str(demo_store))
+    with httpx.Client(base_url=url) as client:  # a browser's connection, kept open
+        assert client.get("/").status_code == 200
+        code, out, errors = stop(console, signum)
+    assert (code, out, errors) == (0, "console: stopped\n", "")
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(url)
+
+
+def run(*args: str, cwd: Path) -> tuple[int, str, list[str]]:
+    done = processes.run([sys.executable, "-m", "fuseforks", "console", *args], cwd=cwd,
+                         capture_output=True, text=True, timeout=120, env=environment(),
+                         stdin=subprocess.DEVNULL)
+    return done.returncode, done.stdout, done.stderr.splitlines()
+
+
+def test_without_a_source_it_reads_the_demos_store_and_says_when_there_is_none(
+        tmp_path: Path) -> None:
+    assert run(cwd=tmp_path) == (2, "", [
+        "Error: Invalid value for '[SOURCE]': File 'fuseforks.db' does not exist. Try "
+        "'fuseforks console --help'."])
+    SqliteStore(tmp_path / "fuseforks.db").close()
+    console = processes.spawn(
+        [sys.executable, "-m", "fuseforks", "console", "--port", "0"], cwd=tmp_path,
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=environment())
+    assert console.stdout is not None
+    line = console.stdout.readline()
+    assert line.startswith("console: serving fuseforks.db on http://127.0.0.1:"), line
+    assert stop(console) == (0, "console: stopped\n", "")
+
+
+def test_a_damaged_store_is_one_line(tmp_path: Path) -> None:
+    damaged = tmp_path / "damaged.db"
+    damaged.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 8)
+    assert run(str(damaged), cwd=tmp_path) == (1, "", [
+        f"Error: {damaged}: not a readable SQLite database (file is not a database); nothing "
+        "was changed"])
+
+
+def test_a_store_without_events_table_is_one_line(tmp_path: Path) -> None:
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as connection:
+        connection.execute("CREATE TABLE invoices (id INTEGER)")
+    connection.close()
+    assert run(str(other), cwd=tmp_path) == (1, "", [
+        f"Error: {other}: an SQLite database, but not a fuseforks store (it has tables "
+        "['invoices'] and no fuseforks_meta); nothing was changed"])
+
+
+def test_a_port_in_use_is_one_line(demo_store: Path, tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        number = taken.getsockname()[1]
+        assert run(str(demo_store), "--port", str(number), cwd=tmp_path) == (1, "", [
+            f"Error: console: Address already in use (127.0.0.1:{number})"])
