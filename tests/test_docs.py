@@ -101,3 +101,11 @@ def test_the_design_lists_every_event_kind() -> None:
     section = _section((DOCS / "design.md").read_text(encoding="utf-8"), "## Event vocabulary")
     listed = set(re.findall(r"^\| `([A-Za-z0-9]+)` \|", section, re.MULTILINE))
     assert listed == {kind.__name__ for kind in EVENT_TYPES}
+
+
+def test_every_picture_the_readme_shows_is_in_the_repository() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    pictures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert "docs/console-turn.png" in pictures
+    for picture in pictures:
+        assert (ROOT / picture).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", picture
