@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page
 
+from tests.cli import test_read_only_store
 from tests.console import browser as chromium
 from tests.console.browser import LAST_RESORT_MS
 from tests.console.servers import environment, serving
@@ -50,3 +51,7 @@ def page(browser: Browser) -> Iterator[Page]:
         yield context.new_page()
     finally:
         context.close()
+
+
+shared = test_read_only_store.shared
+"""A folder every user can reach, for a console run as `nobody`."""

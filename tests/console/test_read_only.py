@@ -12,12 +12,9 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
 from tests.cli.test_read_only_store import NOBODY, lock_up, state
 from tests.console.servers import SERVING, environment
@@ -57,18 +54,6 @@ except PermissionError:
     pass
 main(["console", store, "--port", "0"])
 """.replace("NOBODY", str(NOBODY))
-
-
-@pytest.fixture
-def shared() -> Iterator[Path]:
-    """A folder every user can reach (pytest's own tmp folders are root's alone)."""
-    folder = Path(tempfile.mkdtemp(prefix="fuseforks-console-auditor-"))
-    folder.chmod(0o755)
-    yield folder
-    for path in folder.rglob("*"):
-        if path.is_dir():
-            path.chmod(0o755)
-    shutil.rmtree(folder)
 
 
 def test_an_auditor_serves_a_store_they_cannot_write(demo_store: Path, shared: Path) -> None:
