@@ -23,7 +23,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from fuseforks.console.guard import Guard
-from fuseforks.console.listing import PAGE_SIZE, TurnFilter, TurnIndex
+from fuseforks.console.listing import TurnFilter, TurnIndex
 from fuseforks.console.record import Reader, Record
 from fuseforks.console.turn_page import turn_page
 from fuseforks.core.errors import FuseforksError
@@ -91,8 +91,7 @@ class Console:
                 since=self._moment(args, "since"), until=self._moment(args, "until"))
             page = self.index.page(reader, self.record.turns(reader), where,
                                    _page_number(args.get("page")))
-            return {"listing": page, "args": args, "wires": WIRE_NAMES, "stops": _STOPS,
-                    "page_size": PAGE_SIZE}
+            return {"listing": page, "args": args, "wires": WIRE_NAMES, "stops": _STOPS}
 
         return await self._page("turns.html", build, args=args)
 

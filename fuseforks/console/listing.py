@@ -60,7 +60,7 @@ class Listed(msgspec.Struct, frozen=True, kw_only=True):
     """The turn's conversation id; empty for a turn outside any conversation."""
 
 
-class TurnPage(msgspec.Struct, frozen=True, kw_only=True):
+class Listing(msgspec.Struct, frozen=True, kw_only=True):
     rows: list[Listed]
     matching: int
     """Turns that match the filter, on every page."""
@@ -79,7 +79,7 @@ class TurnIndex:
         """turn id -> (its event count when folded, its summary)."""
 
     def page(self, reader: Reader, infos: list[TurnInfo], where: TurnFilter, page: int = 1,
-             size: int = PAGE_SIZE) -> TurnPage:
+             size: int = PAGE_SIZE) -> Listing:
         """Page `page` (from 1) of the turns `where` keeps, newest first (by start); `infos`:
         the reader's turns, oldest first."""
         newest_first = [info for info in reversed(infos) if where.keeps_start(info)]
@@ -95,7 +95,7 @@ class TurnIndex:
             page = min(max(page, 1), pages)
             rows = self._listed(reader, newest_first[(page - 1) * size: page * size])
             count = len(newest_first)
-        return TurnPage(rows=rows, matching=count, stored=len(infos), page=page, pages=pages)
+        return Listing(rows=rows, matching=count, stored=len(infos), page=page, pages=pages)
 
     def _listed(self, reader: Reader, infos: list[TurnInfo]) -> list[Listed]:
         with self._lock:

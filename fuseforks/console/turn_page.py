@@ -71,9 +71,6 @@ class TurnPage:
     def turn_id(self) -> str:
         return self.summary.turn_id
 
-    def images_of(self, call_id: str) -> list[OriginRow]:
-        return [o for o in self.origins.values() if o.call_id == call_id]
-
 
 def turn_page(envelopes: list[Envelope]) -> TurnPage:
     """The page of one turn, from its events (at least one) in seq order."""

@@ -14,6 +14,9 @@ from tests.console import browser as chromium
 from tests.console.browser import LAST_RESORT_MS
 from tests.console.servers import environment, serving
 from tests.helpers import processes
+from tests.stores_pg.fixtures import pg_server, pg_url
+
+__all__ = ["pg_server", "pg_url", "shared"]
 
 
 @pytest.fixture(scope="session")
@@ -30,8 +33,11 @@ def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return store
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    """One Chromium per test module. Not per session: while Playwright's synchronous API is open
+    it keeps an event loop running on the main thread, where other modules' tests start their
+    own (`anyio.run`)."""
     with chromium.chromium() as opened:
         yield opened
 
