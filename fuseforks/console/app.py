@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import anyio.to_thread
 import jinja2
@@ -52,6 +52,7 @@ def _templates() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     environment.filters["size"] = format_size
     environment.filters["short"] = lambda digest, n=12: digest[:n]
+    environment.filters["segment"] = lambda text: quote(text, safe="")
     environment.globals["query"] = lambda args: urlencode(
         {k: v for k, v in args.items() if v not in (None, "")})
     return environment
@@ -71,7 +72,7 @@ class Console:
     def app(self, *, token: str | None, loopback_only: bool) -> Guard:
         routes = [
             Route("/", self.turns),
-            Route("/turns/{turn_id}", self.turn),
+            Route("/turns/{turn_id:path}", self.turn),
             Route("/audit", self.audit),
             Route("/capabilities", self.capabilities),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
@@ -104,7 +105,7 @@ class Console:
                 matches = [i.turn_id for i in self.record.turns(reader)
                            if i.turn_id.startswith(given)]
                 if len(matches) == 1:
-                    return f"/turns/{matches[0]}"
+                    return f"/turns/{quote(matches[0], safe='')}"
                 if not matches:
                     raise Refused(404, f"No turn {given!r} in {self.record.location}.")
                 return {"ambiguous": matches, "given": given}

@@ -8,13 +8,16 @@ import socket
 import sqlite3
 import subprocess
 import sys
+from html import escape
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import pytest
 
 from fuseforks.stores.sqlite import SqliteStore
-from tests.console.servers import environment, start, stop
+from tests.cli.crafted import camera_turn, digest, write_jsonl
+from tests.console.servers import environment, serving, start, stop
 from tests.helpers import processes
 
 
@@ -77,3 +80,18 @@ def test_a_port_in_use_is_one_line(demo_store: Path, tmp_path: Path) -> None:
         number = taken.getsockname()[1]
         assert run(str(demo_store), "--port", str(number), cwd=tmp_path) == (1, "", [
             f"Error: console: Address already in use (127.0.0.1:{number})"])
+
+
+def test_a_turn_whose_id_has_any_characters_is_linked_to_its_page(tmp_path: Path) -> None:
+    odd = "cam/7 #2?x=1&y"
+    stream = write_jsonl(tmp_path / "odd.jsonl", camera_turn(odd, [digest(1)]))
+    with serving(stream) as url:
+        listing = httpx.get(url)
+        link = f'href="/turns/{quote(odd, safe="")}"'.replace("&", "&amp;")
+        assert link in listing.text
+        page = httpx.get(f"{url}turns/{quote(odd, safe='')}")
+        assert page.status_code == 200
+        assert f'<span class="id">{escape(odd)}</span>' in page.text
+        found = httpx.get(f"{url}turns/cam%2F7", follow_redirects=False)
+        assert (found.status_code, found.headers["location"]) == (
+            302, f"/turns/{quote(odd, safe='')}")
