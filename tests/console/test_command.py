@@ -3,6 +3,7 @@ or a port it cannot have, is one line and an exit code — before anything is se
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import socket
 import sqlite3
@@ -15,6 +16,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
+from fuseforks.console.server import bind
 from fuseforks.stores.sqlite import SqliteStore
 from tests.cli.crafted import camera_turn, digest, write_jsonl
 from tests.console.servers import environment, serving, start, stop
@@ -95,3 +97,28 @@ def test_a_turn_whose_id_has_any_characters_is_linked_to_its_page(tmp_path: Path
         found = httpx.get(f"{url}turns/cam%2F7", follow_redirects=False)
         assert (found.status_code, found.headers["location"]) == (
             302, f"/turns/{quote(odd, safe='')}")
+
+
+def test_the_consoles_connections_do_not_hold_small_writes_back() -> None:
+    """Nagle's algorithm off (TCP_NODELAY) on every accepted connection: with it on, each
+    response after the first on a kept-alive connection waited for the client's delayed
+    acknowledgement between its head and its body."""
+
+    async def accepted() -> list[int]:
+        seen: list[int] = []
+
+        class Note(asyncio.Protocol):
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                connection = transport.get_extra_info("socket")
+                seen.append(connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                transport.close()
+
+        with bind("127.0.0.1", 0) as sock:
+            server = await asyncio.get_running_loop().create_server(Note, sock=sock)
+            reader, writer = await asyncio.open_connection(*sock.getsockname()[:2])
+            await reader.read()
+            writer.close()
+            server.close()
+        return seen
+
+    assert asyncio.run(accepted()) == [1]
