@@ -4,7 +4,8 @@ The store is the one `bench_replay_audit` builds (copies of the demo scenarios' 
 one transaction per turn). The console runs as the command a user starts, in its own process,
 and every page is fetched over HTTP on 127.0.0.1, so a figure is what a browser waits for: the
 store read, the folds, the template and the socket. The first page is cold (the console has
-folded no turn of the page yet); the others are what a person clicking around, or the page's
+folded no turn of the page yet; it read the list of turns once when it started, to check the
+store); the others are what a person clicking around, or the page's
 own live refresh, sees after it — and, the dear case, the first page after a turn was added to
 the store (the list of turns is read again).
 """
