@@ -4,12 +4,13 @@ or a port it cannot have, is one line and an exit code — before anything is se
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 import socket
 import sqlite3
 import subprocess
 import sys
-from html import escape
+from html import escape, unescape
 from pathlib import Path
 from urllib.parse import quote
 
@@ -17,9 +18,12 @@ import httpx
 import pytest
 
 from fuseforks.console.server import bind
+from fuseforks.events.codec import Envelope
+from fuseforks.events.types import EVENT_TYPES, RoundStarted
 from fuseforks.stores.sqlite import SqliteStore
 from tests.cli.crafted import camera_turn, digest, write_jsonl
 from tests.console.servers import environment, serving, start, stop
+from tests.events.samples import SAMPLES
 from tests.helpers import processes
 
 
@@ -122,3 +126,37 @@ def test_the_consoles_connections_do_not_hold_small_writes_back() -> None:
         return seen
 
     assert asyncio.run(accepted()) == [1]
+
+
+def test_every_event_kind_has_its_place_on_a_turns_page(tmp_path: Path) -> None:
+    """One event of every kind, fully populated, in one turn read from a JSON Lines stream: each
+    is shown by what it records, none by the fallback that only names the kind."""
+    envelopes = [Envelope(turn_id="every-kind", seq=seq, at=f"2026-11-30T08:00:{seq:02d}.000Z",
+                          event=event) for seq, event in enumerate(SAMPLES, start=1)]
+    stream = write_jsonl(tmp_path / "every.jsonl", envelopes)
+    with serving(stream) as url:
+        page = httpx.get(f"{url}turns/every-kind")
+    assert page.status_code == 200
+    shown = re.findall(r'<li class="event (\w+)" id="seq-(\d+)" data-kind="\1">', page.text)
+    assert [kind for kind, _ in shown] == [
+        type(event).__name__ for event in SAMPLES if not isinstance(event, RoundStarted)]
+    assert {type(event).__name__ for event in SAMPLES} == {k.__name__ for k in EVENT_TYPES}
+    assert re.search(r'<div class="body">\s*<p><b>\w+</b></p>', page.text) is None
+    text = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", "", page.text)))
+    for said in ("Interrupted by SIGTERM while waiting on the tools.",
+                 "Taken over by worker-b (api.anthropic.com) where the record stopped; 2 tool "
+                 "images lost with the process that died; tool call c1 may or may not have run, "
+                 "and was not run again.",
+                 "MCP server cam 2 did not start: command not found: 'cam2'",
+                 "Tool images dropped from t:", "too_many (JPEG)", "fifth image",
+                 "PNG → image/jpeg (re-encoded)", "1568 × 1045", "123456 (121 KB), from 999999",
+                 "Retried (attempt 1): rate_limited HTTP 429, again after 1500 ms.",
+                 "Resent as JPEG: m refused WebP; 2 images converted.",
+                 "Capped: 1 older tool image taken off to keep 20 on the next request.",
+                 "Images stripped: 2 tool images taken off the message list",
+                 "Sent without images: failed.",
+                 "Repeat: t gave the same result 3 times",
+                 "error, 1 characters, 2 images not attached (images no longer go to this "
+                 "model). server exited with code 1",
+                 "Response: 1 tokens in (of which 3 read from the cache, 4 written to it), 2 out"):
+        assert said in text, said
