@@ -178,3 +178,11 @@ def test_every_store_version_the_docs_state_is_the_codes() -> None:
         assert [(name, int(value)) for name, value in stated] == [
             (name, versions.get(name)) for name, _ in stated], path.name
         assert re.search(r"`STORE_VERSION`", text) is None, f"{path.name}: which store version?"
+
+
+def test_every_picture_the_readme_shows_is_in_the_repository() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    pictures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert "docs/console-turn.png" in pictures
+    for picture in pictures:
+        assert (ROOT / picture).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", picture

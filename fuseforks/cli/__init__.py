@@ -37,6 +37,8 @@ COMMANDS: dict[str, Entry] = {
     "cluster": Entry("fuseforks.cli.cluster:cluster",
                      "Start PostgreSQL, NATS, workers, the provider simulator and the demo camera "
                      "on this machine."),
+    "console": Entry("fuseforks.cli.console:console",
+                     "Serve a read-only web page over a store or a stream."),
     "copy": Entry("fuseforks.cli.transfer:copy", "Copy the turns of one store into another."),
     "demo": Entry("fuseforks.cli.demo:demo",
                   "Run the offline demo: seven wires and an image-refusing model."),

@@ -13,9 +13,10 @@ import msgspec
 from fuseforks.cli.sources import SOURCE, Location, chosen_turns, open_source
 from fuseforks.engine.replay import redrive, verify
 from fuseforks.events.codec import Envelope
-from fuseforks.events.types import ResponseReceived, TurnEnded, TurnNotStarted, TurnStarted
+from fuseforks.events.types import TurnEnded, TurnNotStarted, TurnStarted
 from fuseforks.projections.audit import audit_rows
 from fuseforks.projections.log import turn_log
+from fuseforks.projections.summary import turn_usage
 from fuseforks.projections.views import repeat_views, request_views
 
 
@@ -29,7 +30,7 @@ def turn_report(envelopes: list[Envelope], verification: dict[str, Any] | None) 
         "stop": ended.stop if ended else None,
         "answer": ended.answer if ended and ended.answer else None,
         "error": ended.error if ended and ended.error else None,
-        "usage": usage(envelopes),
+        "usage": turn_usage(envelopes),
         "requests": msgspec.to_builtins(request_views(envelopes)),
         "repeat_guard": msgspec.to_builtins(repeat_views(envelopes)),
         "log": turn_log(envelopes),
@@ -38,18 +39,6 @@ def turn_report(envelopes: list[Envelope], verification: dict[str, Any] | None) 
     if verification is not None:
         report["verify"] = verification
     return report
-
-
-def usage(envelopes: list[Envelope]) -> dict[str, int]:
-    """The tokens the provider reported, summed over the turn's responses."""
-    total = {"responses": 0, "input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0,
-             "cache_write_tokens": 0}
-    for envelope in envelopes:
-        if isinstance(envelope.event, ResponseReceived):
-            total["responses"] += 1
-            for field, value in msgspec.structs.asdict(envelope.event.usage).items():
-                total[field] += value
-    return total
 
 
 def missing_seq(envelopes: list[Envelope]) -> int | None:

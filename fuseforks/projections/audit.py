@@ -115,6 +115,43 @@ def since_key(moment: datetime) -> str:
     return _format_ms(moment)
 
 
+_DURATION = re.compile(r"(\d+)\s*([smhdw])")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_HEX = re.compile(r"[0-9a-f]{4,64}")
+SINCE_FORMS = ("ISO-8601 time (2026-11-30T08:48:54Z, 2026-11-30T09:48+01:00, 2026-11-30)",
+               "duration back from now (30m, 2h, 7d)")
+"""What a person may write for a moment, as the refusal of anything else names it."""
+
+
+def moment_key(text: str, now: datetime) -> str:
+    """A moment as a person writes it — ISO-8601 with any offset (UTC without one), or a
+    duration meaning that long before `now` — as a `since_key`. ValueError for anything else."""
+    text = text.strip()
+    duration = _DURATION.fullmatch(text)
+    try:
+        if duration is not None:
+            amount, unit = duration.groups()
+            moment = now - timedelta(**{_UNITS[unit]: int(amount)})
+        else:
+            moment = datetime.fromisoformat(text)
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+        return since_key(moment)
+    except (ValueError, OverflowError):
+        raise ValueError(f"{text!r} is neither an {SINCE_FORMS[0]} nor a "
+                         f"{SINCE_FORMS[1]}") from None
+
+
+def digest_prefix(text: str) -> str:
+    """An image digest as a person gives it — the SHA-256, or its first 4 hex characters or
+    more, in any case — in lowercase. ValueError for anything else."""
+    prefix = text.strip().lower()
+    if _HEX.fullmatch(prefix) is None:
+        raise ValueError(f"{text!r} is not an image digest: give 4 to 64 hex characters of its "
+                         "SHA-256")
+    return prefix
+
+
 def _format_ms(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 

@@ -367,6 +367,25 @@ CASES: dict[str, Case] = {
                                lambda f: not_a_stream(f.notes)),
     "capabilities foreign": Case("capabilities", lambda f: ["capabilities", str(f.other)], 1,
                                  lambda f: foreign(f.other)),
+    # --- console (every check happens before it serves)
+    "console missing": Case("console", lambda f: ["console", str(f.missing)], 2,
+                            lambda f: missing_file("console", "[SOURCE]", f.missing)),
+    "console notes": Case("console", lambda f: ["console", str(f.notes)], 1,
+                          lambda f: not_a_stream(f.notes)),
+    "console foreign": Case("console", lambda f: ["console", str(f.other)], 1,
+                            lambda f: foreign(f.other)),
+    "console newer": Case("console", lambda f: ["console", str(f.newer)], 1,
+                          lambda f: newer(f.newer)),
+    "console truncated": Case("console", lambda f: ["console", str(f.truncated)], 1,
+                              lambda f: truncated(f.truncated)),
+    "console unreachable server": Case(
+        "console", lambda f: ["console", UNREACHABLE], 1,
+        lambda f: f"Error: {UNREACHABLE_SHOWN}: cannot connect to PostgreSQL ({REFUSED})"),
+    "console elsewhere without a token": Case(
+        "console", lambda f: ["console", str(f.store), "--host", "0.0.0.0"], 2,
+        lambda f: usage("console", "serving on 0.0.0.0 lets other machines read the record: set "
+                                   "FUSEFORKS_CONSOLE_TOKEN or give --token-file FILE (or serve "
+                                   "on 127.0.0.1).")),
     # --- chat (the same checks as run, before any server starts)
     "chat no key": Case(
         "chat", lambda f: ["chat", "--wire", "gemini", "--model", "m"], 1,
@@ -475,7 +494,8 @@ def test_a_replay_of_a_damaged_stream_names_the_gap_on_stdout(files: Files) -> N
 
 
 PROCESS_CASES = ["run log nowhere", "run db foreign", "demo db notes", "replay verify damaged",
-                 "import into notes", "audit since yesterday", "copy into an unreachable server"]
+                 "import into notes", "audit since yesterday", "copy into an unreachable server",
+                 "console foreign"]
 
 
 @pytest.mark.parametrize("name", PROCESS_CASES)

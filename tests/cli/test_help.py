@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from fuseforks.cli import COMMANDS, main
 from tests.helpers import processes
 
-OWN = ["audit", "demo", "export", "import", "log", "replay", "run", "simulator", "turns"]
+OWN = ["audit", "console", "demo", "export", "import", "log", "replay", "run", "simulator", "turns"]
 """Commands whose help this suite holds to the rules; `image` and `mcp` keep their own."""
 
 PROBE = """

@@ -22,6 +22,8 @@ INTERNAL = {
     "simulator/shapes.py": {"Invalid"},  # the simulator's check of a request: its 400 body
     "engine/replay.py": {"ReplayExhausted"},  # a WireError the re-driven engine meets
     "stores/sql.py": {"EmptyDatabase"},  # met as the CorruptStoreError it is; `inspect` reads 0
+    "console/app.py": {"Refused"},  # a page that cannot be shown: its HTTP status and sentence
+    "console/server.py": {"NeedsToken"},  # serve()'s own guard; the command refuses before it
 }
 """Exceptions that never reach a caller: each is caught where it is raised, or turned into
 what the record says."""

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 
 from PIL import Image
 
-from fuseforks.cli.turns import turn_row
 from fuseforks.engine.not_started import record_not_started
 from fuseforks.engine.replay import verify
 from fuseforks.engine.takeover import record_abandoned
@@ -19,6 +18,7 @@ from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import FixedClock
 from fuseforks.events.types import TurnEnded, TurnNotStarted
 from fuseforks.projections.log import turn_log
+from fuseforks.projections.summary import turn_summary
 from fuseforks.stores.memory import MemoryStore
 from tests.traces.support import recorded
 
@@ -53,7 +53,7 @@ async def test_an_unknown_wire_is_recorded_as_given_with_the_reason() -> None:
     assert turn_log(events) == [
         "turn: agent=u backend=carrier-pigeon model=m rounds=0 stop=error"]
     assert (await verify(events)).identical
-    row = turn_row(events)
+    row = turn_summary(events)
     assert (row.agent, row.wire, row.model, row.rounds, row.stop) == (
         "u", "carrier-pigeon", "m", 0, "error")
 
