@@ -113,6 +113,12 @@ class LazyGroup(click.Group):
         except FuseforksError as error:  # a path a command did not translate itself
             click.echo(f"Error: {error}", err=True)
             sys.exit(1)
+        except BaseExceptionGroup as group:  # the same, from inside a task group
+            known, unknown = group.split(FuseforksError)
+            if known is None or unknown is not None:
+                raise
+            click.echo(f"Error: {_first(known)}", err=True)
+            sys.exit(1)
         except BrokenPipeError:  # `fuseforks log db | head`: the reader left, nothing to say
             sys.stdout = open(  # noqa: SIM115 - replaces the closed pipe until exit
                 "/dev/null", "w", encoding="utf-8")
@@ -124,6 +130,14 @@ class LazyGroup(click.Group):
         # Without standalone mode click returns an exit code from `ctx.exit(code)` (e.g. --help)
         # and a command's own return value otherwise; commands return None.
         sys.exit(outcome if isinstance(outcome, int) else 0)
+
+
+def _first(group: BaseExceptionGroup[FuseforksError]) -> BaseException:
+    """The first error inside (nested) exception groups."""
+    error: BaseException = group
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
 
 
 @click.group(cls=LazyGroup, name=PROG, epilog="""\b

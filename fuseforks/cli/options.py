@@ -11,7 +11,9 @@ import click
 
 from fuseforks.agent.settings import AgentSettings
 from fuseforks.cli.sources import STORE, check_file_target, check_store_target
+from fuseforks.core.errors import ConfigError
 from fuseforks.core.names import LANGUAGES, WIRE_NAMES, WireName
+from fuseforks.mcp.config import ServerConfig, load_config
 from fuseforks.stores.postgres_sql import DatabaseUrl
 from fuseforks.wires.registry import get_wire
 
@@ -69,18 +71,32 @@ def build_agent_kwargs(options: dict[str, Any]) -> dict[str, Any]:
     """`Agent` keyword arguments from the shared options, after checking what can be checked
     before anything starts: the key, the store and the log file."""
     check_key(options["wire"], options["base_url"])
+    servers = read_mcp_config(options["mcp_config"])
     db = options["db"]
     check_store_target(db)
     check_file_target(options["log_file"], "log")
     return {
         "wire": options["wire"], "model": options["model"], "base_url": options["base_url"],
-        "mcp": options["mcp_config"], "db": db.url if isinstance(db, DatabaseUrl) else db,
+        "mcp": servers, "db": db.url if isinstance(db, DatabaseUrl) else db,
         "log": options["log_file"],
         "settings": AgentSettings(
             name=options["agent"], language=options["language"], system=options["system"],
             max_rounds=options["max_rounds"], image_cap=options["image_cap"],
             mcp_start_timeout=options["mcp_start_timeout"]),
     }
+
+
+def read_mcp_config(path: str | None) -> list[ServerConfig] | None:
+    """The servers of an `mcpServers` file, read and checked before anything starts: a file
+    that is not what it should be is one line naming it (exit 1)."""
+    if path is None:
+        return None
+    try:
+        return load_config(path)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    except OSError as error:
+        raise click.ClickException(f"{path}: {error.strerror}") from None
 
 
 def check_key(wire: WireName, base_url: str | None) -> None:

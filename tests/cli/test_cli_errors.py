@@ -55,6 +55,8 @@ def files(tmp_path: Path) -> Files:
     (tmp_path / "damaged.jsonl").write_bytes(b"".join(lines[:5] + lines[6:]))
     (tmp_path / "photo.jpg").write_bytes(b"\xff\xd8\xff\xe0" + bytes(200))
     os.mkfifo(tmp_path / "pipe")
+    for name, content in CONFIGS.items():
+        (tmp_path / f"{name}.json").write_bytes(content)
     return Files(root=tmp_path, missing=tmp_path / "missing.db", notes=tmp_path / "notes.db",
                  other=foreign_database(tmp_path / "other-app.db"),
                  newer=newer_store(tmp_path / "newer.db"), folder=tmp_path / "folder",
@@ -104,6 +106,39 @@ def missing_file(command: str, what: str, path: Path) -> str:
 
 def a_folder(command: str, what: str, path: Path) -> str:
     return usage(command, f"Invalid value for '{what}': File '{path}' is a directory.")
+
+
+CONFIGS = {
+    "not-json": b"{not json",
+    "a-list": b"[]",
+    "no-mcp-servers": b'{"servers": {}}',
+    "no-command": b'{"mcpServers": {"cam": {}}}',
+    "unset-variable": b'{"mcpServers": {"cam": {"command": "cam", "env": {"K": "${FF_UNSET_9}"}}}}',
+    "not-utf-8": b'\xff\xfe{"mcpServers": {}}',
+}
+"""MCP configuration files a user gets wrong, by name."""
+
+CONFIG_ERRORS = {
+    "not-json": "not valid JSON (JSON is malformed: object keys must be strings (byte 1))",
+    "a-list": 'the configuration must be an object with an "mcpServers" object',
+    "no-mcp-servers": 'the configuration must be an object with an "mcpServers" object',
+    "no-command": 'mcpServers.cam needs either "command" (stdio) or "url" (streamable HTTP)',
+    "unset-variable": "mcpServers.cam.env.K: environment variable FF_UNSET_9 is not set",
+    "not-utf-8": "not UTF-8 text (byte 0)",
+}
+
+
+def config_case(command: str, name: str) -> Case:
+    def args(f: Files) -> list[str]:
+        path = str(f.root / f"{name}.json")
+        if command == "worker":
+            return ["worker", "--db", UNREACHABLE, "--nats", NO_BUS, "--mcp-config", path]
+        if command == "chat":
+            return ["chat", "--wire", "openai-compat", "--model", "m", *LOOPBACK,
+                    "--mcp-config", path]
+        return run_args("--mcp-config", path)(f)
+
+    return Case(command, args, 1, lambda f: f"Error: {f.root / f'{name}.json'}: {CONFIG_ERRORS[name]}")
 
 
 UNREACHABLE = "postgresql://fuseforks:hunter2-secret@127.0.0.1:9/agents"
@@ -360,6 +395,10 @@ CASES: dict[str, Case] = {
     "run missing mcp config": Case(
         "run", lambda f: run_args("--mcp-config", str(f.missing))(f), 2,
         lambda f: missing_file("run", "--mcp-config", f.missing)),
+    **{f"run mcp config {name}": config_case("run", name) for name in CONFIGS},
+    **{f"chat mcp config {name}": config_case("chat", name) for name in ("not-json", "a-list")},
+    **{f"worker mcp config {name}": config_case("worker", name)
+       for name in ("no-command", "not-utf-8")},
     # --- capabilities
     "capabilities missing": Case("capabilities", lambda f: ["capabilities", str(f.missing)], 2,
                                  lambda f: missing_file("capabilities", "SOURCE", f.missing)),
@@ -493,7 +532,7 @@ def test_a_replay_of_a_damaged_stream_names_the_gap_on_stdout(files: Files) -> N
         '\\"seq\\":1,\\"width\\":640}"}')
 
 
-PROCESS_CASES = ["run log nowhere", "run db foreign", "demo db notes", "replay verify damaged",
+PROCESS_CASES = ["run mcp config not-json", "worker mcp config no-command", "run log nowhere", "run db foreign", "demo db notes", "replay verify damaged",
                  "import into notes", "audit since yesterday", "copy into an unreachable server",
                  "console foreign"]
 
