@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import click
 
@@ -14,6 +15,7 @@ from fuseforks.cli.sources import STORE, check_file_target, check_store_target
 from fuseforks.core.errors import ConfigError
 from fuseforks.core.names import LANGUAGES, WIRE_NAMES, WireName
 from fuseforks.mcp.config import ServerConfig, load_config
+from fuseforks.stores.open import open_record
 from fuseforks.stores.postgres_sql import DatabaseUrl
 from fuseforks.wires.registry import get_wire
 
@@ -23,9 +25,11 @@ DEFAULTS = AgentSettings()
 _OPTIONS = [
     click.option("--wire", type=click.Choice(WIRE_NAMES), required=True,
                  help="The provider's request format."),
-    click.option("--model", required=True, help="The model name the provider knows."),
-    click.option("--base-url", default=None,
-                 help="The provider's address, if not its public one (a local server, a proxy)."),
+    click.option("--model", required=True, callback=lambda c, p, v: not_empty(v, p),
+                 help="The model name the provider knows."),
+    click.option("--base-url", default=None, callback=lambda c, p, v: http_url(v, p),
+                 help="The provider's address, if not its public one (a local server, a proxy): "
+                      "an http:// or https:// URL."),
     click.option("--mcp-config", type=click.Path(exists=True, dir_okay=False, path_type=Path),
                  default=None, help="A JSON file with an `mcpServers` object: the tools' servers."),
     click.option("--mcp-start-timeout", type=click.FloatRange(min=0, min_open=True),
@@ -51,6 +55,44 @@ _OPTIONS = [
     click.option("--image-cap", type=click.IntRange(min=0), default=DEFAULTS.image_cap,
                  show_default=True, help="Tool images one request may carry, the newest kept."),
 ]
+
+
+def not_empty(value: str, param: click.Parameter | None = None) -> str:
+    """`value`, unless it is empty or blank."""
+    if not value.strip():
+        raise click.BadParameter("must not be empty", param=param)
+    return value
+
+
+def http_url(value: str | None, param: click.Parameter | None = None,
+             hint: str | None = None) -> str | None:
+    """`value`, if it is an http:// or https:// URL with a host: anything else would only be
+    retried as a connection error (and shown with an empty host)."""
+    if value is None:
+        return None
+    parts = urlsplit(value)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise click.BadParameter(f"{value!r} is not an http:// or https:// URL", param=param,
+                                 param_hint=hint)
+    return value
+
+
+def check_conversation(db: Path | DatabaseUrl, conversation: str) -> None:
+    """Refuse a conversation id the store does not hold (the turn would quietly start a new
+    one, and the user lose the history without knowing); `new` and `last` are not ids."""
+    if not conversation.strip():
+        raise click.BadParameter("must not be empty (`new` starts a conversation)",
+                                 param_hint="'--conversation'")
+    if conversation in ("new", "last"):
+        return
+    held = False
+    if isinstance(db, DatabaseUrl) or db.exists():
+        with open_record(db) as record:
+            held = bool(record.conversation(conversation))
+    if not held:
+        raise click.ClickException(
+            f"{db}: no conversation {conversation!r}; give --conversation new to start one "
+            "(or last to continue the latest)")
 
 
 def stream_option(command: F) -> F:

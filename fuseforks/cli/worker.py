@@ -8,7 +8,7 @@ import anyio
 import click
 
 from fuseforks.agent import AgentSettings
-from fuseforks.cli.options import read_mcp_config
+from fuseforks.cli.options import http_url, read_mcp_config
 from fuseforks.core.errors import FuseforksError
 from fuseforks.core.names import WireName, parse_wire
 from fuseforks.stores.postgres_sql import is_database_url, redact_url
@@ -28,6 +28,7 @@ def parse_base_urls(values: tuple[str, ...]) -> dict[WireName, str]:
             found[parse_wire(wire)] = url
         except ValueError as error:
             raise click.BadParameter(str(error), param_hint="--base-url") from None
+        http_url(url, hint="--base-url")
     return found
 
 

@@ -96,6 +96,13 @@ def not_a_stream(path: Path) -> str:
     return f"Error: {path}: not a JSON Lines event stream (its first line is not a JSON object)"
 
 
+def not_a_record(path: Path) -> str:
+    """A command reading turns, given a file that is neither kind it reads."""
+    kind = "a JPEG image" if path.suffix == ".jpg" else "text"
+    return (f"Error: {path}: {kind}, neither a fuseforks store (an SQLite database) nor an event "
+            "stream (JSON Lines)")
+
+
 def truncated(path: Path) -> str:
     return f"Error: {path}:4: truncated last line: Input data was truncated"
 
@@ -165,9 +172,9 @@ CASES: dict[str, Case] = {
     "replay folder": Case("replay", lambda f: ["replay", str(f.folder)], 2,
                           lambda f: a_folder("replay", "SOURCE", f.folder)),
     "replay notes": Case("replay", lambda f: ["replay", str(f.notes)], 1,
-                         lambda f: not_a_stream(f.notes)),
+                         lambda f: not_a_record(f.notes)),
     "replay photo": Case("replay", lambda f: ["replay", str(f.photo)], 1,
-                         lambda f: not_a_stream(f.photo)),
+                         lambda f: not_a_record(f.photo)),
     "replay foreign": Case("replay", lambda f: ["replay", str(f.other)], 1,
                            lambda f: foreign(f.other)),
     "replay newer": Case("replay", lambda f: ["replay", str(f.newer)], 1,
@@ -189,7 +196,7 @@ CASES: dict[str, Case] = {
     # --- log
     "log missing": Case("log", lambda f: ["log", str(f.missing)], 2,
                         lambda f: missing_file("log", "SOURCE", f.missing)),
-    "log notes": Case("log", lambda f: ["log", str(f.notes)], 1, lambda f: not_a_stream(f.notes)),
+    "log notes": Case("log", lambda f: ["log", str(f.notes)], 1, lambda f: not_a_record(f.notes)),
     "log foreign": Case("log", lambda f: ["log", str(f.other)], 1, lambda f: foreign(f.other)),
     "log unknown turn": Case(
         "log", lambda f: ["log", str(f.stream), "--turn", "p5"], 1,
@@ -238,7 +245,7 @@ CASES: dict[str, Case] = {
     "turns missing": Case("turns", lambda f: ["turns", str(f.missing)], 2,
                           lambda f: missing_file("turns", "SOURCE", f.missing)),
     "turns photo": Case("turns", lambda f: ["turns", str(f.photo)], 1,
-                        lambda f: not_a_stream(f.photo)),
+                        lambda f: not_a_record(f.photo)),
     "turns foreign": Case("turns", lambda f: ["turns", str(f.other)], 1,
                           lambda f: foreign(f.other)),
     "turns newer": Case("turns", lambda f: ["turns", str(f.newer)], 1, lambda f: newer(f.newer)),
@@ -274,7 +281,7 @@ CASES: dict[str, Case] = {
     "export missing": Case("export", lambda f: ["export", str(f.missing)], 2,
                            lambda f: missing_file("export", "SOURCE", f.missing)),
     "export notes": Case("export", lambda f: ["export", str(f.notes)], 1,
-                         lambda f: not_a_stream(f.notes)),
+                         lambda f: not_a_record(f.notes)),
     "export foreign": Case("export", lambda f: ["export", str(f.other)], 1,
                            lambda f: foreign(f.other)),
     "export nowhere": Case(
@@ -326,7 +333,7 @@ CASES: dict[str, Case] = {
         lambda f: f"Error: {f.store}: the source and the destination are the same store; "
                   "nothing to copy"),
     "copy from notes": Case("copy", lambda f: ["copy", str(f.notes), str(f.root / "new.db")], 1,
-                            lambda f: not_a_stream(f.notes)),
+                            lambda f: not_a_record(f.notes)),
     "copy from foreign": Case("copy", lambda f: ["copy", str(f.other), str(f.root / "new.db")],
                               1, lambda f: foreign(f.other)),
     "copy from newer": Case("copy", lambda f: ["copy", str(f.newer), str(f.root / "new.db")], 1,
@@ -396,6 +403,51 @@ CASES: dict[str, Case] = {
         "run", lambda f: run_args("--mcp-config", str(f.missing))(f), 2,
         lambda f: missing_file("run", "--mcp-config", f.missing)),
     **{f"run mcp config {name}": config_case("run", name) for name in CONFIGS},
+    "run base url not a url": Case(
+        "run", lambda f: ["run", "--wire", "anthropic", "--model", "m", "--base-url", "notaurl",
+                          "hi"], 2,
+        lambda f: usage("run", "Invalid value for '--base-url': 'notaurl' is not an http:// or "
+                               "https:// URL.")),
+    "run base url ftp": Case(
+        "run", lambda f: ["run", "--wire", "anthropic", "--model", "m", "--base-url",
+                          "ftp://models.example.com/v1", "hi"], 2,
+        lambda f: usage("run", "Invalid value for '--base-url': 'ftp://models.example.com/v1' "
+                               "is not an http:// or https:// URL.")),
+    "run empty model": Case(
+        "run", lambda f: ["run", "--wire", "openai-compat", "--model", " ", *LOOPBACK, "hi"], 2,
+        lambda f: usage("run", "Invalid value for '--model': must not be empty.")),
+    "run empty request": Case(
+        "run", lambda f: ["run", "--wire", "openai-compat", "--model", "m", *LOOPBACK, ""], 2,
+        lambda f: usage("run", "Invalid value for 'REQUEST': must not be empty.")),
+    "run empty conversation": Case(
+        "run", run_args("--conversation", ""), 2,
+        lambda f: usage("run", "Invalid value for '--conversation': must not be empty (`new` "
+                               "starts a conversation).")),
+    "run unknown conversation": Case(
+        "run", lambda f: run_args("--db", str(f.store), "--log", str(f.root / "r.log"),
+                                  "--conversation", "conv-doesnotexist")(f), 1,
+        lambda f: f"Error: {f.store}: no conversation 'conv-doesnotexist'; give --conversation "
+                  "new to start one (or last to continue the latest)"),
+    "run db named like a stream": Case(
+        "run", run_args("--db", "turns.jsonl"), 1,
+        lambda f: "Error: turns.jsonl: named like a JSON Lines stream, not a store (an SQLite "
+                  "file or a PostgreSQL URL); fuseforks export writes streams"),
+    "chat unknown conversation": Case(
+        "chat", lambda f: ["chat", "--wire", "openai-compat", "--model", "m", *LOOPBACK, "--db",
+                           str(f.store), "--log", str(f.root / "c.log"), "--conversation",
+                           "conv-nope"], 1,
+        lambda f: f"Error: {f.store}: no conversation 'conv-nope'; give --conversation new to "
+                  "start one (or last to continue the latest)"),
+    "copy into a stream": Case(
+        "copy", lambda f: ["copy", str(f.store), str(f.root / "c.jsonl")], 2,
+        lambda f: usage("copy", f"{f.root / 'c.jsonl'} names a JSON Lines stream, and copy writes "
+                                f"into a store (an SQLite file or a PostgreSQL URL): write a "
+                                f"stream with fuseforks export {f.store} -o {f.root / 'c.jsonl'}.")),
+    "worker base url ftp": Case(
+        "worker", lambda f: ["worker", "--db", UNREACHABLE, "--nats", NO_BUS, "--base-url",
+                             "anthropic=ftp://x"], 2,
+        lambda f: usage("worker", "Invalid value for --base-url: 'ftp://x' is not an http:// or "
+                                  "https:// URL.")),
     **{f"chat mcp config {name}": config_case("chat", name) for name in ("not-json", "a-list")},
     **{f"worker mcp config {name}": config_case("worker", name)
        for name in ("no-command", "not-utf-8")},
@@ -403,7 +455,7 @@ CASES: dict[str, Case] = {
     "capabilities missing": Case("capabilities", lambda f: ["capabilities", str(f.missing)], 2,
                                  lambda f: missing_file("capabilities", "SOURCE", f.missing)),
     "capabilities notes": Case("capabilities", lambda f: ["capabilities", str(f.notes)], 1,
-                               lambda f: not_a_stream(f.notes)),
+                               lambda f: not_a_record(f.notes)),
     "capabilities foreign": Case("capabilities", lambda f: ["capabilities", str(f.other)], 1,
                                  lambda f: foreign(f.other)),
     # --- console (every check happens before it serves)
