@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -12,12 +11,12 @@ import click
 
 from fuseforks.agent.settings import AgentSettings
 from fuseforks.cli.sources import STORE, check_file_target, check_store_target
-from fuseforks.core.errors import ConfigError
+from fuseforks.core.errors import ConfigError, MissingKey
 from fuseforks.core.names import LANGUAGES, WIRE_NAMES, WireName
 from fuseforks.mcp.config import ServerConfig, load_config
 from fuseforks.stores.open import open_record
 from fuseforks.stores.postgres_sql import DatabaseUrl
-from fuseforks.wires.registry import get_wire
+from fuseforks.wires.registry import resolve_endpoint
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULTS = AgentSettings()
@@ -142,16 +141,11 @@ def read_mcp_config(path: str | None) -> list[ServerConfig] | None:
 
 
 def check_key(wire: WireName, base_url: str | None) -> None:
-    """Refuse to start without the wire's key, naming the variables to set — unless the provider
-    is on this machine (a --base-url on a loopback address), where servers take no key."""
-    from fuseforks.agent.agent import is_loopback
-
-    names = get_wire(wire).key_envs
-    if any(os.environ.get(name) for name in names) or is_loopback(base_url):
-        return
-    raise click.ClickException(
-        f"no API key for {wire}: set {' or '.join(names)} "
-        "(a --base-url on 127.0.0.1 or localhost needs none)")
+    """Refuse to start without the wire's key, by the one rule of `resolve_endpoint`."""
+    try:
+        resolve_endpoint(wire, base_url)
+    except MissingKey as error:
+        raise click.ClickException(str(error)) from None
 
 
 

@@ -12,6 +12,7 @@ Each derives from `FuseforksError` and is importable from `fuseforks`:
     ├── PixelLeakError             an event would have carried image data
     ├── UnknownName                a wire or village language fuseforks does not know
     ├── ConfigError                an MCP server configuration cannot be used
+    ├── MissingKey                 no API key for a wire that needs one
     ├── BusError                   the message bus could not be reached or refused
     ├── HandedBack                 a turn stopped without an end, for another process
     ├── PrefixDiverged             a record today's engine does not re-drive alike
@@ -76,6 +77,10 @@ class UnknownName(FuseforksError, ValueError):
 
 class ConfigError(FuseforksError, ValueError):
     """The configuration cannot be used; the message names the server and the field."""
+
+
+class MissingKey(FuseforksError):
+    """No API key for a provider that needs one; the message names the variables to set."""
 
 
 class BusError(FuseforksError):

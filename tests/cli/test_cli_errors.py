@@ -369,12 +369,12 @@ CASES: dict[str, Case] = {
     "run no key": Case(
         "run", lambda f: ["run", "--wire", "gemini", "--model", "m", "hi"], 1,
         lambda f: "Error: no API key for gemini: set GEMINI_API_KEY or GOOGLE_API_KEY (a "
-                  "--base-url on 127.0.0.1 or localhost needs none)"),
+                  "provider on this machine, at 127.0.0.1 or localhost, needs none)"),
     "run remote base url without key": Case(
         "run", lambda f: ["run", "--wire", "openai-compat", "--model", "m", "--base-url",
                           "https://llm.example.com/v1", "hi"], 1,
-        lambda f: "Error: no API key for openai-compat: set OPENAI_API_KEY (a --base-url on "
-                  "127.0.0.1 or localhost needs none)"),
+        lambda f: "Error: no API key for openai-compat: set OPENAI_API_KEY (a provider on "
+                  "this machine, at 127.0.0.1 or localhost, needs none)"),
     "run unknown wire": Case(
         "run", lambda f: ["run", "--wire", "openai", "--model", "m", "hi"], 2,
         lambda f: usage("run", "Invalid value for '--wire': 'openai' is not one of "
@@ -481,7 +481,7 @@ CASES: dict[str, Case] = {
     "chat no key": Case(
         "chat", lambda f: ["chat", "--wire", "gemini", "--model", "m"], 1,
         lambda f: "Error: no API key for gemini: set GEMINI_API_KEY or GOOGLE_API_KEY (a "
-                  "--base-url on 127.0.0.1 or localhost needs none)"),
+                  "provider on this machine, at 127.0.0.1 or localhost, needs none)"),
     "chat db foreign": Case(
         "chat", lambda f: ["chat", "--wire", "openai-compat", "--model", "m", "--base-url",
                            "http://127.0.0.1:9/v1", "--db", str(f.other), "--log",

@@ -125,13 +125,13 @@ def test_the_streamed_answer_comes_in_pieces_from_a_streaming_request(tmp_path) 
 def test_without_a_key_the_run_names_the_variable_and_records_nothing(tmp_path) -> None:
     done = run(tmp_path, "--wire", "anthropic", "--model", "claude-sonnet-5-5", "hi", env={})
     assert (done.returncode, done.stdout, done.stderr.splitlines()) == (1, "", [
-        "Error: no API key for anthropic: set ANTHROPIC_API_KEY (a --base-url on 127.0.0.1 or "
-        "localhost needs none)"])
+        "Error: no API key for anthropic: set ANTHROPIC_API_KEY (a provider on this machine, "
+        "at 127.0.0.1 or localhost, needs none)"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mcp.json"]
     done = run(tmp_path, "--wire", "meta-responses", "--model", "llama-5", "hi", env={})
     assert done.stderr.splitlines() == [
-        "Error: no API key for meta-responses: set META_API_KEY or LLAMA_API_KEY (a --base-url on "
-        "127.0.0.1 or localhost needs none)"]
+        "Error: no API key for meta-responses: set META_API_KEY or LLAMA_API_KEY (a provider on "
+        "this machine, at 127.0.0.1 or localhost, needs none)"]
 
 
 class _LocalServer(BaseHTTPRequestHandler):
