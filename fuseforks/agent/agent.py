@@ -25,6 +25,7 @@ import anyio.to_thread
 
 from fuseforks.agent.progress import Progress, ProgressModel, ProgressTools
 from fuseforks.agent.result import TurnResult, turn_result
+from fuseforks.agent.secrets import known_secrets
 from fuseforks.agent.settings import AgentSettings
 from fuseforks.agent.stream import TurnStream
 from fuseforks.bus.bus import Bus, Subscriber, SubscriberFailure
@@ -189,8 +190,10 @@ class Agent(anyio.AsyncContextManagerMixin):
             self._tools = HubTools(hub)
             self._known = capabilities(
                 await anyio.to_thread.run_sync(store.of_kinds, ["PlacementLearned"]))
+            servers = self._servers or hub.configs
             self._bus = await stack.enter_async_context(Bus(
-                subscribers, required=[StoreWriter(store)], on_failure=self._on_failure))
+                subscribers, required=[StoreWriter(store)], on_failure=self._on_failure,
+                secrets=known_secrets(self._endpoint, servers, wire=self.wire)))
             try:
                 yield self
             finally:

@@ -148,6 +148,11 @@ class ToolHub(anyio.AsyncContextManagerMixin):
                 logger.warning("mcp on_waiting failed: server=%s", name, exc_info=True)
                 return
 
+    @property
+    def configs(self) -> list[ServerConfig]:
+        """The configuration of every server of the hub."""
+        return [server.connection.config for server in self._servers]
+
     def list_tools(self) -> list[ToolDefinition]:
         """Tools of every connected server, prefixed, in configuration then server order."""
         return [
