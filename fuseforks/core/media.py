@@ -6,6 +6,8 @@ Kept apart from the code that applies them (`fuseforks.images`) because texts na
 
 from __future__ import annotations
 
+import msgspec
+
 MAX_EDGE_PX = 1568
 """Long edge of an image sent to a model; larger images are scaled down."""
 MAX_BYTES = 2 * 1024 * 1024
@@ -33,6 +35,37 @@ INPUT_MAX_BYTES = 64 * 1024 * 1024
 """Decoded input above this is `too_large` before decoding."""
 JPEG_QUALITY = 85
 """Quality of every JPEG fuseforks writes (re-encode, the WebP-to-JPEG resend)."""
+SHRINK_STEPS = 8
+"""Tries at a smaller size an image gets to fit `ImageLimits.max_bytes` when it may shrink."""
+SHRINK_MIN_EDGE_PX = 64
+"""The long edge an image is never shrunk below to fit a byte limit: smaller says nothing."""
+
+
+class ImageLimits(msgspec.Struct, frozen=True, kw_only=True):
+    """The limits the image pipeline applies to the images of one tool result.
+
+    The defaults are the engine's own rules (the constants above). The gateway runs the same
+    pipeline with the limits of the client in front of it (a client profile), so every rule
+    stays in one place and only its numbers change.
+    """
+
+    max_edge_px: int = MAX_EDGE_PX
+    """Long edge of a sent image; a larger one is scaled down to it."""
+    max_bytes: int = MAX_BYTES
+    """Size of one sent image."""
+    max_images: int = MAX_IMAGES_PER_RESULT
+    """Kept images per tool result; the rest are dropped as `too_many`."""
+    shrink: bool = False
+    """A re-encoded image still over `max_bytes` is scaled down further until it fits (down to
+    `SHRINK_MIN_EDGE_PX`) instead of being dropped as `too_large`. The engine keeps it off."""
+
+    def __post_init__(self) -> None:
+        if self.max_edge_px < 1 or self.max_bytes < 1 or self.max_images < 0:
+            raise ValueError("image limits must be positive (max_images may be 0)")
+
+
+ENGINE_LIMITS = ImageLimits()
+"""The limits of every turn the engine runs."""
 
 MEDIA_TYPES = {"JPEG": "image/jpeg", "WEBP": "image/webp"}
 """Format name -> the media type fuseforks sends it as (PNG is always re-encoded)."""

@@ -178,3 +178,24 @@ def swapped_primaries_icc() -> bytes:
     )
     assert len(header) == 128, len(header)
     return header + table + body
+
+
+def screenshot(width: int, height: int, seed: int = 0) -> Image.Image:
+    """A desktop screenshot: flat window chrome, panels and many lines of small text, the kind of
+    picture screenshot tools return (legible text matters; photos are rare)."""
+    rnd = random.Random(seed)
+    im = Image.new("RGB", (width, height), (236, 238, 242))
+    draw = ImageDraw.Draw(im)
+    draw.rectangle((0, 0, width, max(24, height // 40)), fill=(48, 52, 63))
+    panels = [(0, height // 40, width // 5, height), (width // 5, height // 40, width, height)]
+    for left, top, right, bottom in panels:
+        draw.rectangle((left + 8, top + 8, right - 8, bottom - 8), fill=(255, 255, 255),
+                       outline=(200, 204, 212))
+        y = top + 20
+        while y < bottom - 30:
+            words = " ".join(rnd.choice(("fuseforks", "gateway", "image", "tool", "result",
+                                         "screenshot", "pixels", "client", "MCP", "1568"))
+                             for _ in range(rnd.randrange(3, 12)))
+            draw.text((left + 24, y), words, fill=(30, 30, 30))
+            y += 18
+    return im
