@@ -67,6 +67,40 @@ class ImageLimits(msgspec.Struct, frozen=True, kw_only=True):
 ENGINE_LIMITS = ImageLimits()
 """The limits of every turn the engine runs."""
 
+def base64_size(size: int) -> int:
+    """Characters of the base64 text of `size` bytes (padded), as MCP carries image data."""
+    return 4 * -(-size // 3)
+
+
+CHARS_PER_TOKEN = 4
+"""How a client that limits tool output in tokens counts them: about four characters of the
+result's text per token, an image's base64 text included (see `ResultLimits`)."""
+
+
+class ResultLimits(msgspec.Struct, frozen=True, kw_only=True):
+    """What a client accepts of one whole tool result, images included; None: no limit.
+
+    `max_bytes` is the size of the result as sent (JSON text). `max_tokens` is a token limit of
+    the client, counted as it counts: `CHARS_PER_TOKEN` characters per token of the result's
+    text, where an image's base64 counts as text. Both become one budget of characters.
+    """
+
+    max_bytes: int | None = None
+    max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if (self.max_bytes is not None and self.max_bytes < 1) or (
+                self.max_tokens is not None and self.max_tokens < 1):
+            raise ValueError("result limits must be positive")
+
+    def budget(self) -> int | None:
+        """Characters a whole result may take (ASCII JSON: one byte each); None: no limit."""
+        limits = [limit for limit in (self.max_bytes,
+                                      None if self.max_tokens is None
+                                      else self.max_tokens * CHARS_PER_TOKEN)
+                  if limit is not None]
+        return min(limits) if limits else None
+
 MEDIA_TYPES = {"JPEG": "image/jpeg", "WEBP": "image/webp"}
 """Format name -> the media type fuseforks sends it as (PNG is always re-encoded)."""
 RECOGNIZED_IMAGE_SIGNATURES: tuple[tuple[bytes, int, str], ...] = (

@@ -17,6 +17,8 @@ import msgspec
 
 from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall
 from fuseforks.core.names import InFlight, Language, WireName
+from fuseforks.engine.outputs import recorded_output
+from fuseforks.engine.session_replay import redrive_session
 from fuseforks.engine.turn import Turn, TurnSpec, recorded_takeovers
 from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import FixedClock
@@ -29,6 +31,8 @@ from fuseforks.events.types import (
     RequestRefused,
     RequestSent,
     ResponseReceived,
+    SessionEnded,
+    SessionStarted,
     ToolCalled,
     ToolResultRecorded,
     ToolSpecRecord,
@@ -38,7 +42,6 @@ from fuseforks.events.types import (
     TurnStarted,
     TurnTakenOver,
 )
-from fuseforks.images.types import DroppedImage, NormalizedImage
 from fuseforks.images.vault import ImageVault
 from fuseforks.mcp.render import ToolOutput
 from fuseforks.ports.errors import WireError, WireRejected
@@ -218,23 +221,8 @@ class ReplayTools:
             elif isinstance(event, ToolResultRecorded):
                 called = calls.get(event.call_id)
                 key = (event.name, called.arguments if called else "{}")
-                self._outputs[key].append(self._output(event, normalized.get(event.call_id),
-                                                       dropped.get(event.call_id)))
-
-    @staticmethod
-    def _output(result: ToolResultRecorded, normalized: ImagesNormalized | None,
-                dropped: ImagesDropped | None) -> ToolOutput:
-        images = [
-            NormalizedImage(data=b"", media_type=m.media_type, width=m.width, height=m.height,
-                            size=m.size, digest=m.digest, path=m.path,
-                            source_format=m.source_format, source_size=m.source_size)
-            for m in (normalized.images if normalized else [])
-        ]
-        drops = [DroppedImage(reason=d.reason, index=d.index, source_format=d.source_format,
-                              detail=d.detail) for d in (dropped.drops if dropped else [])]
-        return ToolOutput(text=result.body, images=images, dropped=drops,
-                          is_error=not result.ok, fault=result.fault,
-                          image_offsets=list(result.image_offsets))
+                self._outputs[key].append(recorded_output(event, normalized.get(event.call_id),
+                                                         dropped.get(event.call_id)))
 
     def tool_specs(self) -> list[ToolSpecRecord]:
         return self._specs
@@ -285,9 +273,12 @@ def spec_of(started: TurnStarted) -> TurnSpec:
 
 
 async def redrive(recorded: Sequence[Envelope]) -> list[Envelope]:
-    """Run today's engine on a recorded turn's results; return the envelopes it emits."""
+    """Run today's engine on a recorded turn's results (or today's gateway session on a recorded
+    session's); return the envelopes it emits."""
     events = [e.event for e in recorded]
     started = events[0]
+    if isinstance(started, SessionStarted):
+        return await redrive_session(recorded)
     if not isinstance(started, TurnStarted):
         raise ValueError(f"turn {recorded[0].turn_id} does not begin with TurnStarted")
     interruption = _Interruption(events)
@@ -301,7 +292,7 @@ async def redrive(recorded: Sequence[Envelope]) -> list[Envelope]:
 
 async def verify(recorded: Sequence[Envelope]) -> Verification:
     produced = await redrive(recorded)
-    interrupted = not isinstance(recorded[-1].event, TurnEnded)
+    interrupted = not isinstance(recorded[-1].event, TurnEnded | SessionEnded)
     divergence = None
     for index in range(max(len(recorded), len(produced))):
         expected = recorded[index].event if index < len(recorded) else None

@@ -18,14 +18,9 @@ from collections.abc import Sequence
 import anyio.to_thread
 import msgspec
 
-from fuseforks.core.media import ImageLimits
+from fuseforks.core.media import ImageLimits, base64_size
 from fuseforks.images.normalize import ImageBlock, normalize_image
 from fuseforks.images.types import DroppedImage, NormalizedImage, ResultImages
-
-
-def base64_size(size: int) -> int:
-    """Characters of the base64 text of `size` bytes (padded, as MCP carries image data)."""
-    return 4 * -(-size // 3)
 
 
 def images_base64_size(images: Sequence[NormalizedImage]) -> int:

@@ -10,8 +10,8 @@ import msgspec
 import pytest
 from PIL import Image
 
-from fuseforks.core.media import ENGINE_LIMITS, ImageLimits
-from fuseforks.images.fit import base64_size, fit_result_images, images_base64_size
+from fuseforks.core.media import ENGINE_LIMITS, ImageLimits, base64_size
+from fuseforks.images.fit import fit_result_images, images_base64_size
 from fuseforks.images.normalize import normalize_image, normalize_result_images
 from fuseforks.images.types import DroppedImage, NormalizedImage
 from fuseforks.mcp.render import render_tool_output
