@@ -8,7 +8,16 @@ import msgspec
 from fuseforks.cli.sources import SOURCE, Location, open_source
 from fuseforks.cli.tables import of_fields
 from fuseforks.events.codec import Envelope
-from fuseforks.events.types import RequestSent, RoundStarted, TurnEnded, TurnStarted
+from fuseforks.events.types import (
+    RequestSent,
+    ResultSent,
+    RoundStarted,
+    SessionEnded,
+    SessionStarted,
+    ToolCalled,
+    TurnEnded,
+    TurnStarted,
+)
 
 
 class TurnRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -27,6 +36,8 @@ class TurnRow(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def turn_row(envelopes: list[Envelope]) -> TurnRow:
+    if isinstance(envelopes[0].event, SessionStarted):
+        return session_row(envelopes)
     started = next((e.event for e in envelopes if isinstance(e.event, TurnStarted)), None)
     ended = next((e.event for e in reversed(envelopes) if isinstance(e.event, TurnEnded)), None)
     rounds = [e.event.round for e in envelopes if isinstance(e.event, RoundStarted)]
@@ -43,6 +54,20 @@ def turn_row(envelopes: list[Envelope]) -> TurnRow:
         images_sent=len(sent),
         events=len(envelopes),
     )
+
+
+def session_row(envelopes: list[Envelope]) -> TurnRow:
+    """A gateway session as a row: `gateway` for its wire, its client where a model would be,
+    its calls for rounds, how it ended, the images it sent its client."""
+    started = envelopes[0].event
+    assert isinstance(started, SessionStarted)
+    ended = envelopes[-1].event if isinstance(envelopes[-1].event, SessionEnded) else None
+    sent = {d for e in envelopes if isinstance(e.event, ResultSent) for d in e.event.images}
+    return TurnRow(
+        turn_id=envelopes[0].turn_id, agent=started.agent, wire="gateway",
+        model=f"{started.client} {started.client_version}".strip(), started=envelopes[0].at,
+        rounds=sum(isinstance(e.event, ToolCalled) for e in envelopes),
+        stop=ended.cause if ended else "cut", images_sent=len(sent), events=len(envelopes))
 
 
 _COLUMNS = (("turn", "turn_id"), ("agent", "agent"), ("wire", "wire"), ("model", "model"),

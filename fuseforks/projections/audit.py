@@ -6,6 +6,10 @@ provider did with that request — `received` (it answered), `refused` (400 or i
 took the image off after the refusal (the image fallback). The SQLite store answers the same
 questions with SQL views over the same events (`fuseforks.stores.audit_sql`); a test holds the two
 to the same rows.
+
+A gateway session's images go to an MCP client, not a provider: each image a tool result took
+back to the client is a `ClientDeliveryRow` (from `ResultSent`, which names the client, its
+version, the tool and its server), so the audit names the client where it names a provider.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from fuseforks.events.types import (
     RequestRefused,
     RequestSent,
     ResponseReceived,
+    ResultSent,
     ToolCalled,
     TurnEnded,
 )
@@ -69,15 +74,33 @@ class DeliveryRow(msgspec.Struct, frozen=True, kw_only=True):
     """How the request's turn ended; `cut` when its record has no end (the process died)."""
 
 
+class ClientDeliveryRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One image a gateway session sent back to its MCP client with a tool result."""
+
+    digest: str
+    session_id: str
+    seq: int
+    at: str
+    call: int
+    """The call's number in its session."""
+    call_id: str
+    tool: str
+    server: str
+    client: str
+    client_version: str
+
+
 class AuditRows(msgspec.Struct, frozen=True, kw_only=True):
     origins: list[OriginRow]
     deliveries: list[DeliveryRow]
+    client_deliveries: list[ClientDeliveryRow] = []
 
 
 def audit_rows(history: Iterable[Envelope]) -> AuditRows:
     """Every image origin and delivery of the given envelopes (one turn or many, in order)."""
     origins: list[OriginRow] = []
     deliveries: list[DeliveryRow] = []
+    sent: list[ClientDeliveryRow] = []
     calls: dict[tuple[str, str], ToolCalled] = {}
     pending: list[int] = []  # indexes in `deliveries` of the request awaiting its outcome
     refused: list[int] = []  # of the last refused request, until a strip or the next request
@@ -133,9 +156,24 @@ def audit_rows(history: Iterable[Envelope]) -> AuditRows:
                 settle("unanswered")
                 for i in open_turns.pop(turn, []):
                     deliveries[i] = msgspec.structs.replace(deliveries[i], turn_stop=event.stop)
+            case ResultSent():
+                sent.extend(client_rows([envelope]))
             case _:
                 pass
-    return AuditRows(origins=origins, deliveries=deliveries)
+    return AuditRows(origins=origins, deliveries=deliveries, client_deliveries=sent)
+
+
+def client_rows(envelopes: Iterable[Envelope]) -> list[ClientDeliveryRow]:
+    """The client deliveries of `ResultSent` envelopes (any others are passed over): each
+    names everything a row needs, so a store's `ResultSent` events alone give every row."""
+    return [
+        ClientDeliveryRow(digest=digest, session_id=envelope.turn_id, seq=envelope.seq,
+                          at=envelope.at, call=event.round, call_id=event.call_id,
+                          tool=event.name, server=event.server, client=event.client,
+                          client_version=event.client_version)
+        for envelope in envelopes if isinstance(event := envelope.event, ResultSent)
+        for digest in event.images
+    ]
 
 
 # --- selecting rows (the same rules as the SQL in fuseforks.stores.audit_sql) --------------------
@@ -191,16 +229,29 @@ class AuditFilter(msgspec.Struct, frozen=True, kw_only=True):
     model: str | None = None
     tool: str | None = None
     since: str | None = None
+    client: str | None = None
+    """A gateway client's name: only images sent to it (no provider delivery matches)."""
 
     def keeps(self, row: DeliveryRow) -> bool:
+        if self.client is not None or not self._keeps(row.digest, row.tool, row.at):
+            return False
+        return ((self.wire is None or row.wire == self.wire)
+                and (self.model is None or row.model == self.model))
+
+    def keeps_client(self, row: ClientDeliveryRow) -> bool:
+        """A client delivery matches no provider or model filter, and `client` by name."""
+        if self.wire is not None or self.model is not None:
+            return False
+        return ((self.client is None or row.client == self.client)
+                and self._keeps(row.digest, row.tool, row.at))
+
+    def _keeps(self, digest: str, tool: str, at: str) -> bool:
         if self.since is not None:
-            at = at_key(row.at)
-            if at is None or at < self.since:
+            key = at_key(at)
+            if key is None or key < self.since:
                 return False
-        return ((self.digest is None or row.digest == self.digest)
-                and (self.wire is None or row.wire == self.wire)
-                and (self.model is None or row.model == self.model)
-                and (self.tool is None or row.tool == self.tool))
+        return ((self.digest is None or digest == self.digest)
+                and (self.tool is None or tool == self.tool))
 
 
 def select(rows: AuditRows, where: AuditFilter) -> AuditRows:
@@ -211,9 +262,18 @@ def select(rows: AuditRows, where: AuditFilter) -> AuditRows:
         origins=sorted(origins, key=lambda o: (o.at, o.turn_id, o.seq)),
         deliveries=sorted((d for d in rows.deliveries if where.keeps(d)),
                           key=lambda d: (d.at, d.turn_id, d.request_seq)),
+        client_deliveries=select_clients(rows.client_deliveries, where),
     )
 
 
+def select_clients(rows: Iterable[ClientDeliveryRow],
+                   where: AuditFilter) -> list[ClientDeliveryRow]:
+    return sorted((r for r in rows if where.keeps_client(r)),
+                  key=lambda r: (r.at, r.session_id, r.seq))
+
+
 def digests(rows: AuditRows) -> set[str]:
-    """Every image digest the rows name (produced by a tool or carried by a request)."""
-    return {o.digest for o in rows.origins} | {d.digest for d in rows.deliveries}
+    """Every image digest the rows name (produced by a tool, carried by a request or sent to a
+    client)."""
+    return ({o.digest for o in rows.origins} | {d.digest for d in rows.deliveries}
+            | {d.digest for d in rows.client_deliveries})

@@ -177,3 +177,40 @@ def result_notes(state: SessionState, call_id: str) -> list[str]:
         if removed:
             notes.append(t.result_capped_note(removed))
     return notes
+
+
+class CallView(msgspec.Struct, frozen=True, kw_only=True):
+    """One call of a recorded session as replay shows it: what the server gave, what the client
+    got (images by digest, format and size), and the notes the gateway added."""
+
+    call: int
+    call_id: str
+    tool: str
+    server: str
+    arguments: str
+    ok: bool | None
+    """None: the call has no result in the record."""
+    fault: str | None
+    body: str
+    images: list[str]
+    """Each image the result kept: `digest FORMAT WxH SIZE B (path from SOURCE)`."""
+    sent: list[str]
+    """Digests of the images the client was sent (after the cap)."""
+    notes: list[str]
+
+
+def call_views(state: SessionState) -> list[CallView]:
+    views = []
+    for number, (call_id, call) in enumerate(state.calls.items(), start=1):
+        result = call.result
+        images = [f"{m.digest} {m.media_type.removeprefix('image/').upper()} "
+                  f"{m.width}x{m.height} {m.size} B ({m.path} from {m.source_format})"
+                  for m in call.images]
+        views.append(CallView(
+            call=number, call_id=call_id, tool=call.called.name, server=call.called.server,
+            arguments=call.called.arguments, ok=None if result is None else result.ok,
+            fault=None if result is None else result.fault,
+            body="" if result is None else result.body, images=images,
+            sent=list(call.sent.images) if call.sent is not None else [],
+            notes=result_notes(state, call_id) if state.started is not None else []))
+    return views

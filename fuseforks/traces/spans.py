@@ -7,6 +7,12 @@ The tree of one turn:
       execute_tool {tool}         one per tool call: ToolCalled … ToolResultRecorded
       chat {model} …
 
+and of one gateway session (an MCP client's calls through `fuseforks gateway`):
+
+    gateway_session {client}      SessionStarted … SessionEnded
+      execute_tool {tool}         one per call: ToolCalled … ToolResultRecorded (the images the
+                                  client was sent: `fuseforks.images.sent`, from ResultSent)
+
 Every time is an event's recorded `at` and every id is derived from the turn id and the seq of the
 event that opens the span, so the spans of a turn are a function of its record alone: the live
 subscriber and `fuseforks export --format otlp-json` produce the same trace, to the id. The trace
@@ -65,6 +71,9 @@ from fuseforks.events.types import (
     RequestRefused,
     RequestSent,
     ResponseReceived,
+    ResultSent,
+    SessionEnded,
+    SessionStarted,
     ToolCalled,
     ToolResultRecorded,
     ToolSpecRecord,
@@ -222,13 +231,12 @@ _NOTICES = (LlmRetried, LlmRetryStopped, JpegResent)
 
 def turn_spans(history: Iterable[Envelope], *, capture_content: bool = False) -> list[TraceSpan]:
     """The spans of one turn's events (in seq order), the turn's span first, the others in the
-    order they start. Nothing for a record that does not begin with `TurnStarted`."""
+    order they start; a gateway session's alike. Nothing for a record that begins otherwise."""
     envelopes = list(history)
     started = envelopes[0].event if envelopes else None
-    if not isinstance(started, TurnStarted):
+    if not isinstance(started, TurnStarted | SessionStarted):
         return []
     turn_id = envelopes[0].turn_id
-    provider = c.PROVIDERS.get(started.wire, started.wire)
     state = TurnState()
     spans: list[_Open] = []
     requests: list[_Open] = []
@@ -242,8 +250,9 @@ def turn_spans(history: Iterable[Envelope], *, capture_content: bool = False) ->
     moved_to = ""  # a `PlacementChanged` waiting for the request that follows it
     now = time_ns(envelopes[0].at)
 
-    root = _Open(f"{c.INVOKE_AGENT} {started.agent}", span_id(turn_id, envelopes[0].seq), None,
-                 "internal", now, {})
+    name = (f"{c.INVOKE_AGENT} {started.agent}" if isinstance(started, TurnStarted)
+            else f"{c.GATEWAY_SESSION} {started.client}")
+    root = _Open(name, span_id(turn_id, envelopes[0].seq), None, "internal", now, {})
     spans.append(root)
 
     def close_request(outcome: str) -> None:
@@ -270,7 +279,7 @@ def turn_spans(history: Iterable[Envelope], *, capture_content: bool = False) ->
             case TurnStarted():
                 attributes: Attributes = {
                     c.OPERATION_NAME: c.INVOKE_AGENT,
-                    c.PROVIDER_NAME: provider,
+                    c.PROVIDER_NAME: c.PROVIDERS.get(event.wire, event.wire),
                     c.AGENT_NAME: event.agent,
                     **({c.CONVERSATION_ID: event.conversation_id} if event.conversation_id
                        else {}),
@@ -482,6 +491,23 @@ def turn_spans(history: Iterable[Envelope], *, capture_content: bool = False) ->
                     if (lost := tools.get(call_id)) is not None and lost.end_ns is None:
                         lost.attributes[c.TOOL_OUTCOME] = "lost"
                         lost.end_ns = now
+            case SessionStarted():
+                root.attributes.update({
+                    c.OPERATION_NAME: c.GATEWAY_SESSION, c.AGENT_NAME: event.agent,
+                    c.CLIENT_NAME: event.client, c.CLIENT_VERSION: event.client_version,
+                    c.GATEWAY_PROFILE: event.profile, c.GATEWAY_TRANSPORT: event.transport,
+                    c.TURN_ID: turn_id, c.TURN_LANGUAGE: event.language})
+            case ResultSent():
+                if (called := tools.get(event.call_id)) is not None:
+                    called.attributes[c.IMAGES_SENT] = list(event.images)
+            case SessionEnded():
+                root.attributes[c.SESSION_STOP] = event.cause
+                root.attributes[c.SESSION_CALLS] = event.calls
+                for call_id in event.unanswered:
+                    if (open_call := tools.get(call_id)) is not None and open_call.end_ns is None:
+                        open_call.attributes[c.TOOL_OUTCOME] = "unanswered"
+                        open_call.end_ns = now
+                root.end_ns = now
             case TurnEnded():
                 root.attributes[c.TURN_STOP] = event.stop
                 root.attributes[c.TURN_ROUNDS] = event.rounds
@@ -500,7 +526,8 @@ def turn_spans(history: Iterable[Envelope], *, capture_content: bool = False) ->
             state = evolve_turn(state, event)
 
     if root.end_ns is None:  # the record has no end: the process died mid-turn
-        root.attributes[c.TURN_STOP] = "cut"
+        root.attributes[c.SESSION_STOP if isinstance(started, SessionStarted)
+                        else c.TURN_STOP] = "cut"
         if request is not None:
             close_request("unanswered")
         for tool in tools.values():
