@@ -90,7 +90,7 @@ class ClientDeliveryRow(msgspec.Struct, frozen=True, kw_only=True):
     client_version: str
 
 
-class AuditRows(msgspec.Struct, frozen=True, kw_only=True):
+class AuditRows(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     origins: list[OriginRow]
     deliveries: list[DeliveryRow]
     client_deliveries: list[ClientDeliveryRow] = []
