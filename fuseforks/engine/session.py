@@ -19,7 +19,7 @@ result with the fault `CANCELLED`; a call still running when the session ends is
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import anyio
@@ -56,8 +56,11 @@ from fuseforks.projections.session import (
 CANCELLED = "the call was cancelled before its result came back"
 """The fault of a call cancelled while the upstream server worked on it."""
 
-ProgressListener = Callable[[float, float | None, str | None], Awaitable[None]]
-"""`(progress, total, message)` as an upstream server reports a call's progress."""
+class ProgressListener(Protocol):
+    """Hears a call's progress as the upstream server reports it."""
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        ...
 
 
 class SessionClosed(FuseforksError):

@@ -29,7 +29,7 @@ import anyio
 import msgspec
 from anyio.abc import TaskGroup
 from mcp.shared.dispatcher import ProgressFnT
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, ContentBlock, TextContent, Tool
 
 from fuseforks.core.names import Language, parse_language
 from fuseforks.mcp import faults
@@ -52,6 +52,17 @@ WAITING_INTERVAL = 5.0
 
 OnWaiting = Callable[[str, float], None]
 """`on_waiting(server, seconds_waited)`: a server is still starting after that many seconds."""
+
+
+def result_content(result: CallToolResult) -> list[ContentBlock]:
+    """A result's content as a model reads it. The spec asks servers to repeat a structured
+    result as text; when one does not, the model still gets the value (as compact JSON, keys
+    sorted) rather than nothing."""
+    content = list(result.content)
+    if not content and result.structured_content is not None:
+        text = msgspec.json.encode(result.structured_content, order="sorted").decode()
+        content = [TextContent(type="text", text=text)]
+    return content
 
 
 class ToolDefinition(msgspec.Struct, frozen=True, kw_only=True):
@@ -177,6 +188,13 @@ class ToolHub(anyio.AsyncContextManagerMixin):
             for tool in server.connection.tools
         ]
 
+    def listed_tools(self) -> list[tuple[str, Tool]]:
+        """(prefixed name, the server's own `Tool` with all it declares) of every tool, in the
+        order of `list_tools`."""
+        return [(f"{server.prefix}{SEPARATOR}{tool.name}", tool)
+                for server in self._servers if server.connection.connected
+                for tool in server.connection.tools]
+
     def connected(self) -> list[tuple[str, str, Connection]]:
         """(name, prefix, connection) of every server running now, in configuration order."""
         return [(server.connection.name, server.prefix, server.connection)
@@ -254,13 +272,7 @@ class ToolHub(anyio.AsyncContextManagerMixin):
             return None
 
     async def _render(self, result: CallToolResult, language: Language) -> ToolOutput:
-        content = list(result.content)
-        if not content and result.structured_content is not None:
-            # The spec asks servers to repeat structured results as text; when one does not,
-            # the model still gets the value (as compact JSON, keys sorted) rather than nothing.
-            text = msgspec.json.encode(result.structured_content, order="sorted").decode()
-            content = [TextContent(type="text", text=text)]
-        return await render_tool_output_async(content, result.is_error, language)
+        return await render_tool_output_async(result_content(result), result.is_error, language)
 
     def _faulted(self, name: str, reason: str) -> str:
         logger.warning("mcp fault: tool=%s reason=%s", name, reason)

@@ -40,6 +40,7 @@ from mcp.types import (
 from fuseforks.core.media import ENGINE_LIMITS, ImageLimits
 from fuseforks.core.names import Language
 from fuseforks.core.texts import texts
+from fuseforks.images.fit import fit_result_images_async
 from fuseforks.images.normalize import normalize_result_images, normalize_result_images_async
 from fuseforks.images.types import ResultImages
 from fuseforks.ports.tools import ToolOutput, error_text
@@ -117,11 +118,15 @@ def render_tool_output(
 
 async def render_tool_output_async(
     content: Sequence[ContentBlock], is_error: bool, language: Language,
-    limits: ImageLimits = ENGINE_LIMITS,
+    limits: ImageLimits = ENGINE_LIMITS, image_budget: int | None = None,
 ) -> ToolOutput:
-    """`render_tool_output` with image work in worker threads (large images do not block the loop)."""
+    """`render_tool_output` with image work in worker threads (large images do not block the
+    loop). `image_budget`: base64 characters the kept images may take together (a client's limit
+    on a whole result, less the rest of it): larger ones are re-encoded to fit."""
     split = _split(content, language)
     images = split.images
     result = (await normalize_result_images_async(images, limits) if images
               else ResultImages([], []))
+    if image_budget is not None and result.kept:
+        result = await fit_result_images_async(images, result, limits, max(image_budget, 0))
     return _assemble(split, result, is_error, language, limits)
