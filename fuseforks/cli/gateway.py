@@ -144,6 +144,8 @@ def gateway(config_file: Path, address: str | None, profile: str, max_edge: int 
                              start_timeout=mcp_start_timeout)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="fuseforks gateway: %(message)s")
+    # The SDK logs a server's garbage with a traceback; fuseforks says it in one line itself.
+    logging.getLogger("mcp").setLevel(logging.CRITICAL)
 
     def listening(url: str) -> None:
         click.echo(f"fuseforks gateway listening on {url}", err=True)

@@ -43,7 +43,7 @@ def shots(env: dict[str, str] | None = None) -> dict[str, Any]:
     return entry
 
 
-def test_server(script: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+def misbehaving(script: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     """One of the tool layer's misbehaving servers (`tests/mcp/servers`)."""
     entry: dict[str, Any] = {"command": PYTHON, "args": [str(MCP_SERVERS / script)]}
     if env:

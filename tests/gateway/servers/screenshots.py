@@ -7,7 +7,9 @@ Tools:
 - `small` returns a 640x400 JPEG that every profile passes through unchanged;
 - `progress` reports three progress steps, then answers;
 - `grow` adds a tool (`grown_N`) and tells the client the tool list changed;
-- `pid` answers the server's process id (a restart changes it).
+- `pid` answers the server's process id (a restart changes it);
+- `stall` reports that it started (progress 0) and never answers; when it is cancelled it writes
+  `cancelled` to the file named by `SHOTS_MARKER`.
 Resources: `screen://latest` (text), and the template `screen://shots/{name}`; a prompt
 `describe` with an argument `what`.
 
@@ -24,6 +26,7 @@ import base64
 import os
 import sys
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ImageContent, TextContent
 
@@ -85,6 +88,21 @@ async def grow(ctx: Context) -> str:
     await ctx.notify_tools_changed()  # 2026-07-28 clients: their subscriptions/listen stream
     await ctx.request_context.session.send_tool_list_changed()  # handshake-era clients
     return name
+
+
+@server.tool()
+async def stall(ctx: Context) -> str:
+    """Say it started, then never answer."""
+    await ctx.report_progress(0, 1, "started")
+    try:
+        await anyio.sleep_forever()
+    except anyio.get_cancelled_exc_class():
+        marker = os.environ.get("SHOTS_MARKER")
+        if marker:  # synchronously: any await inside a cancelled scope is cancelled at once
+            with open(marker, "w", encoding="utf-8") as stream:  # noqa: ASYNC230
+                stream.write("cancelled")
+        raise
+    return "unreachable"
 
 
 @server.tool()
