@@ -4,7 +4,8 @@ Tools:
 - `screen` returns one 3840x2160 PNG screenshot (a 4K monitor) and a line of text;
 - `retina` returns one 3456x2234 PNG (a 16-inch retina laptop's backing pixels);
 - `both` returns the two, the text between them;
-- `small` returns a 640x400 JPEG that every profile passes through unchanged;
+- `small` returns a 640x400 JPEG that every profile passes through unchanged (and appends a
+  line to the file named by `SHOTS_CALLS`: a test sees whether a call reached the server);
 - `progress` reports three progress steps, then answers;
 - `grow` adds a tool (`grown_N`) and tells the client the tool list changed;
 - `pid` answers the server's process id (a restart changes it);
@@ -62,6 +63,10 @@ def both() -> CallToolResult:
 @server.tool()
 def small() -> CallToolResult:
     """A 640x400 JPEG."""
+    calls = os.environ.get("SHOTS_CALLS")
+    if calls:
+        with open(calls, "a", encoding="utf-8") as stream:
+            stream.write("small\n")
     return CallToolResult(content=[_image(small_jpeg(), "image/jpeg"), TextContent(type="text",
                                                                             text="small")])
 
