@@ -93,8 +93,8 @@ def test_the_reply_keeps_the_servers_blocks_and_order_and_changes_only_images_an
     sent = reply(result, output, keep=2, notes=["(image 3 was not sent: it could not be read)"])
     text, first, kept_link, kept_audio, second, resource, note = sent.content
     assert isinstance(text, TextContent)
-    assert text.text == "see data:image/png;base64,[base64 omitted: %d characters] here" % len(
-        B64_PNG)
+    assert text.text == (f"see data:image/png;base64,[base64 omitted: {len(B64_PNG)} characters]"
+                         " here")
     assert isinstance(first, ImageContent) and first.mime_type == "image/jpeg"
     assert hashlib.sha256(base64.b64decode(first.data)).hexdigest() == images.kept[0].digest
     assert (kept_link, kept_audio) == (link, audio)
