@@ -18,16 +18,16 @@ from pathlib import Path
 import anyio
 
 from fuseforks.agent import Agent, TurnResult
-from fuseforks.engine.session import Session, SessionSpec
-from fuseforks.gateway.profiles import profile_for
-from fuseforks.gateway.relay import RelayTools
-from fuseforks.mcp.hub import ToolHub
 from fuseforks.core.names import Language
 from fuseforks.demo.offline import CAMERA_SERVER
 from fuseforks.demo.scenarios import DEMO_SCENARIOS, REQUEST
+from fuseforks.engine.session import Session, SessionSpec
 from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import FixedClock
+from fuseforks.gateway.profiles import profile_for
+from fuseforks.gateway.relay import RelayTools
 from fuseforks.mcp import StdioServer
+from fuseforks.mcp.hub import ToolHub
 from fuseforks.projections.log import turn_log
 from fuseforks.simulator import Script, run_simulator
 from fuseforks.stores.jsonl import write_stream
