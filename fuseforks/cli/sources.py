@@ -19,15 +19,7 @@ import click
 
 from fuseforks.core.errors import FuseforksError
 from fuseforks.events.codec import Envelope
-from fuseforks.projections.audit import (
-    AuditFilter,
-    AuditRows,
-    audit_rows,
-    client_rows,
-    digests,
-    select,
-    select_clients,
-)
+from fuseforks.projections.audit import AuditFilter, AuditRows, audit_rows, digests, select
 from fuseforks.stores.jsonl import group_turns, read_stream
 from fuseforks.stores.open import open_store
 from fuseforks.stores.postgres_sql import DatabaseUrl, is_database_url
@@ -124,13 +116,7 @@ class Source:
 
     def audit(self, where: AuditFilter) -> AuditRows:
         if self.store is not None:
-            rows = self.store.audit(where)
-            # The images gateway sessions sent their clients: each `ResultSent` names its
-            # client, tool and server, so those events alone give the rows.
-            sent = client_rows(self.store.of_kinds(["ResultSent"]))
-            return AuditRows(origins=rows.origins,
-                             deliveries=rows.deliveries if where.client is None else [],
-                             client_deliveries=select_clients(sent, where))
+            return self.store.audit(where)
         return select(self._folded(), where)
 
     def resolve_digest(self, given: str) -> str | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 
@@ -159,6 +159,3 @@ class Gateway:
                 host = f"[{http.host}]" if ":" in http.host else http.host
                 self.on_listening(f"http://{host}:{listening.port}/mcp")
 
-
-def listed(servers: Sequence[ServerConfig]) -> str:
-    return ", ".join(server.name for server in servers) or "none"

@@ -266,6 +266,15 @@ def select(rows: AuditRows, where: AuditFilter) -> AuditRows:
     )
 
 
+def with_clients(rows: AuditRows, sent: Iterable[Envelope], where: AuditFilter) -> AuditRows:
+    """`rows` (origins and provider deliveries, as a store's SQL answers them) completed with
+    the client deliveries `where` asks for, from a store's `ResultSent` envelopes; a `client`
+    filter leaves no provider delivery."""
+    return AuditRows(origins=rows.origins,
+                     deliveries=rows.deliveries if where.client is None else [],
+                     client_deliveries=select_clients(client_rows(sent), where))
+
+
 def select_clients(rows: Iterable[ClientDeliveryRow],
                    where: AuditFilter) -> list[ClientDeliveryRow]:
     return sorted((r for r in rows if where.keeps_client(r)),

@@ -61,7 +61,13 @@ from fuseforks.events.codec import SCHEMA_VERSION, Envelope, encode_envelope, en
 from fuseforks.events.codec import encode_event as _encode_event
 from fuseforks.events.privacy import PixelLeakError, find_pixel_leak
 from fuseforks.events.types import TurnEvent
-from fuseforks.projections.audit import AuditFilter, AuditRows, DeliveryRow, OriginRow
+from fuseforks.projections.audit import (
+    AuditFilter,
+    AuditRows,
+    DeliveryRow,
+    OriginRow,
+    with_clients,
+)
 from fuseforks.stores import audit_sql
 from fuseforks.stores import postgres_sql as sql
 from fuseforks.stores.postgres_sql import STORE_VERSION, DatabaseUrl, redact_url, url_password
@@ -472,9 +478,10 @@ class PostgresStore:
 
     def audit(self, where: AuditFilter) -> AuditRows:
         """The origins of `where.digest` (none without one) and the deliveries `where` selects,
-        oldest first."""
+        oldest first (images sent to gateway clients from the `ResultSent` events)."""
         origins = self.image_origins(where.digest) if where.digest is not None else []
-        return AuditRows(origins=origins, deliveries=self._deliveries(where))
+        return with_clients(AuditRows(origins=origins, deliveries=self._deliveries(where)),
+                            self.of_kinds(["ResultSent"]), where)
 
     def image_origins(self, digest: str) -> list[OriginRow]:
         query, params = audit_sql.origins_by_digest(digest, sql.DIALECT)

@@ -52,6 +52,7 @@ from fuseforks.projections.audit import (
     audit_rows,
     digests,
     select,
+    with_clients,
 )
 from fuseforks.stores import audit_sql
 from fuseforks.stores.rows import envelopes, turn_envelopes
@@ -376,11 +377,12 @@ class SqliteStore:
 
     def audit(self, where: AuditFilter) -> AuditRows:
         """The origins of `where.digest` (none without one) and the deliveries `where` selects,
-        oldest first."""
+        oldest first (images sent to gateway clients from the `ResultSent` events)."""
         if not self._audit_in_sql:
             return select(self._folded(), where)
         origins = self.image_origins(where.digest) if where.digest is not None else []
-        return AuditRows(origins=origins, deliveries=self._deliveries(where))
+        return with_clients(AuditRows(origins=origins, deliveries=self._deliveries(where)),
+                            self.of_kinds(["ResultSent"]), where)
 
     def image_origins(self, digest: str) -> list[OriginRow]:
         if not self._audit_in_sql:

@@ -61,7 +61,7 @@ async def test_a_client_gets_every_tool_and_the_screenshots_within_the_generic_l
         frame = await client.call_tool("cam__live_view_image", {})
     assert listed == ["cam__live_view_image", "cam__camera_status", "shots__screen",
                       "shots__retina", "shots__both", "shots__small", "shots__progress",
-                      "shots__grow", "shots__pid"]
+                      "shots__grow", "shots__stall", "shots__pid"]
     # generic: up to 8000 px and 5 MB of base64; the PNG is re-encoded whole, as JPEG
     [(jpeg, media_type)] = images(screen)
     assert (media_type, size(jpeg), texts(screen)) == ("image/jpeg", (3840, 2160), ["4K screen"])
