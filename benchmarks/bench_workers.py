@@ -28,13 +28,13 @@ from pathlib import Path
 import anyio
 import psycopg
 
-from fuseforks.agent import Agent
+from fuseforks.agent import Agent, AgentSettings
 from fuseforks.events.types import TurnEnded
 from fuseforks.jetstream.streams import EVENTS_STREAM, connect, decode, ensure_streams, turn_subject
 from fuseforks.jetstream.work import WorkRequest, submit
 from fuseforks.simulator.server import WIRE_PREFIXES
 from fuseforks.stores.postgres_sql import EVENTS
-from tests.stores_pg.server import fresh_database, server
+from tests.stores.server import fresh_database, server
 from tests.workers.harness import KEYS, Cluster
 from tests.workers.nats_server import nats_server
 
@@ -112,7 +112,7 @@ async def in_process(url: str, base_url: str, mcp: Path, texts: list[str]) -> li
     """The same turns run by one warm `Agent` in this process."""
     took = []
     async with Agent(wire=WIRE, model=MODEL, base_url=base_url, api_key=KEYS["ANTHROPIC_API_KEY"],
-                     mcp=mcp, db=url, log=None, name="bench") as agent:
+                     mcp=mcp, db=url, log=None, settings=AgentSettings(name="bench")) as agent:
         for text in texts:
             started = time.perf_counter()
             await agent.run(text)

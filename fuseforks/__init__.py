@@ -1,7 +1,8 @@
 """fuseforks: an event-sourced turn engine for LLM agents that call MCP tools.
 
 Names are imported on first use, so that the command line (which imports this package first)
-starts fast and only pays for what a command needs.
+starts fast and only pays for what a command needs. Every exception fuseforks raises for a caller
+derives from `FuseforksError` and is exported here (the tree: `fuseforks.core.errors`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from fuseforks.agent import (
         Agent,
+        AgentSettings,
         Conversation,
         ConversationTurn,
         HistoryBudget,
@@ -20,13 +22,36 @@ if TYPE_CHECKING:
         TurnResult,
         TurnStream,
     )
-    from fuseforks.core.errors import FuseforksError, RecordingFailed
+    from fuseforks.core.errors import (
+        BusError,
+        ConcurrencyError,
+        ConfigError,
+        CorruptStoreError,
+        FuseforksError,
+        HandedBack,
+        McpUnavailable,
+        NewerSchemaError,
+        NothingToTakeOver,
+        PixelLeakError,
+        PrefixDiverged,
+        RecordingFailed,
+        SessionClosed,
+        StoreError,
+        StreamFormatError,
+        UnknownName,
+        WireError,
+        WireGarbage,
+        WireRejected,
+        WireRetryable,
+        WireUnavailable,
+    )
     from fuseforks.images.normalize import normalize_image
 
 __version__ = "0.1.0"
 
 _EXPORTS = {
     "Agent": "fuseforks.agent",
+    "AgentSettings": "fuseforks.agent",
     "Conversation": "fuseforks.agent",
     "ConversationTurn": "fuseforks.agent",
     "HistoryBudget": "fuseforks.agent",
@@ -34,22 +59,63 @@ _EXPORTS = {
     "TextDelta": "fuseforks.agent",
     "TurnResult": "fuseforks.agent",
     "TurnStream": "fuseforks.agent",
+    "BusError": "fuseforks.core.errors",
+    "ClusterError": "fuseforks.core.errors",
+    "ConcurrencyError": "fuseforks.core.errors",
+    "ConfigError": "fuseforks.core.errors",
+    "CorruptStoreError": "fuseforks.core.errors",
     "FuseforksError": "fuseforks.core.errors",
+    "HandedBack": "fuseforks.core.errors",
+    "McpUnavailable": "fuseforks.core.errors",
+    "NewerSchemaError": "fuseforks.core.errors",
+    "NothingToTakeOver": "fuseforks.core.errors",
+    "PixelLeakError": "fuseforks.core.errors",
+    "PrefixDiverged": "fuseforks.core.errors",
     "RecordingFailed": "fuseforks.core.errors",
+    "SessionClosed": "fuseforks.core.errors",
+    "StoreError": "fuseforks.core.errors",
+    "StreamFormatError": "fuseforks.core.errors",
+    "UnknownName": "fuseforks.core.errors",
+    "WireError": "fuseforks.core.errors",
+    "WireGarbage": "fuseforks.core.errors",
+    "WireRejected": "fuseforks.core.errors",
+    "WireRetryable": "fuseforks.core.errors",
+    "WireUnavailable": "fuseforks.core.errors",
     "normalize_image": "fuseforks.images.normalize",
 }
 
 __all__ = [
     "Agent",
+    "AgentSettings",
+    "BusError",
+    "ClusterError",
+    "ConcurrencyError",
+    "ConfigError",
     "Conversation",
     "ConversationTurn",
+    "CorruptStoreError",
     "FuseforksError",
+    "HandedBack",
     "HistoryBudget",
+    "McpUnavailable",
+    "NewerSchemaError",
+    "NothingToTakeOver",
+    "PixelLeakError",
+    "PrefixDiverged",
     "RecordingFailed",
     "SentImage",
+    "SessionClosed",
+    "StoreError",
+    "StreamFormatError",
     "TextDelta",
     "TurnResult",
     "TurnStream",
+    "UnknownName",
+    "WireError",
+    "WireGarbage",
+    "WireRejected",
+    "WireRetryable",
+    "WireUnavailable",
     "__version__",
     "normalize_image",
 ]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import anyio
 
-from fuseforks.agent import Agent, TurnResult
+from fuseforks.agent import Agent, AgentSettings, TurnResult
 from fuseforks.core.names import Language
 from fuseforks.demo.offline import CAMERA_SERVER
 from fuseforks.demo.scenarios import DEMO_SCENARIOS, REQUEST
@@ -47,8 +47,9 @@ async def record(name: str, server: StdioServer, script: Script, wire: str, mode
                  language: Language = "en", max_rounds: int = 8) -> TurnResult:
     async with run_simulator(script=script) as sim, Agent(
         wire=wire, model=model, base_url=sim.base_urls[wire], api_key="sk-replay",
-        mcp=[server], db=MemoryStore(), log=None, language=language, max_rounds=max_rounds,
-        name="replay", retry=RetryPolicy(base_delay=0.01, max_delay=0.02),
+        mcp=[server], db=MemoryStore(), log=None, settings=AgentSettings(
+            language=language, max_rounds=max_rounds, name="replay",
+            retry=RetryPolicy(base_delay=0.01, max_delay=0.02)),
         clock=FixedClock("2026-11-30T00:00:00.000Z", step_ms=10),
     ) as agent:
         result = await agent.run(REQUEST[language], turn_id=name, conversation=f"conv-{name}")

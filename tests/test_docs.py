@@ -3,10 +3,15 @@ tables match the folders, and every module it points to exists."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
 import re
 from pathlib import Path
 
+import fuseforks.stores
 from fuseforks.events.types import EVENT_TYPES
+from fuseforks.stores.store import OrderedRecord, Record, TurnLog
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "fuseforks"
@@ -101,3 +106,83 @@ def test_the_design_lists_every_event_kind() -> None:
     section = _section((DOCS / "design.md").read_text(encoding="utf-8"), "## Event vocabulary")
     listed = set(re.findall(r"^\| `([A-Za-z0-9]+)` \|", section, re.MULTILINE))
     assert listed == {kind.__name__ for kind in EVENT_TYPES}
+
+
+def test_every_command_is_in_the_readmes_table() -> None:
+    from fuseforks.cli import COMMANDS
+
+    table = _section((ROOT / "README.md").read_text(encoding="utf-8"), "## Commands")
+    listed = set(re.findall(r"^\| `fuseforks ([a-z]+)", table, flags=re.MULTILINE))
+    listed |= set(re.findall(r"`, `fuseforks ([a-z]+)", table))
+    assert listed == set(COMMANDS)
+
+
+def test_the_design_states_the_event_schema_version_of_the_code() -> None:
+    from fuseforks.events.codec import SCHEMA_VERSION
+
+    text = (DOCS / "design.md").read_text(encoding="utf-8")
+    glossary = (DOCS / "glossary.md").read_text(encoding="utf-8")
+    stated = re.findall(r"`SCHEMA_VERSION`,? \(?now (\d+)", text + glossary)
+    assert stated == [str(SCHEMA_VERSION)] * 2
+    # every version before it has its section of upcasters
+    section = _section(text, "## Envelope, schema versions and upcasters")
+    steps = re.findall(r"^- \*\*v(\d+) → v(\d+)\*\*", section, re.MULTILINE)
+    assert steps == [(str(n), str(n + 1)) for n in range(SCHEMA_VERSION)]
+
+
+def test_the_design_lists_what_the_package_exports() -> None:
+    import fuseforks
+
+    text = (DOCS / "design.md").read_text(encoding="utf-8")
+    paragraph = text[text.index("Outside the subpackages"):]
+    paragraph = paragraph[: paragraph.index("\n\n")]
+    named = set(re.findall(r"`([A-Za-z_]+)`", paragraph))
+    exported = set(fuseforks.__all__) - {"__version__"}
+    assert exported - named == set(), "exported but not in the design"
+    assert {n for n in named if n[0].isupper()} - exported == set(), "named but not exported"
+
+
+TIERS = {"turn log": TurnLog, "record": Record, "ordered record": OrderedRecord}
+"""The tiers of the store contract, as the design names them."""
+
+
+def _store_modules() -> list[object]:
+    return [importlib.import_module(f"fuseforks.stores.{m.name}")
+            for m in pkgutil.iter_modules(fuseforks.stores.__path__)]
+
+
+def test_the_design_lists_every_store_with_the_tiers_it_claims() -> None:
+    section = _section((DOCS / "design.md").read_text(encoding="utf-8"),
+                       "## Stores and audit views")
+    stated = {name: (module, tiers) for name, module, tiers in re.findall(
+        r"^\| `(\w+)` \| `(fuseforks/stores/\w+\.py)` \| ([a-z ,]+) \|$", section, re.MULTILINE)}
+    actual = {
+        kind.__name__: (kind.__module__.replace(".", "/") + ".py",
+                        ", ".join(name for name, tier in TIERS.items() if issubclass(kind, tier)))
+        for module in _store_modules() for kind in vars(module).values()
+        if isinstance(kind, type) and issubclass(kind, Record) and not inspect.isabstract(kind)
+        and kind.__module__ == getattr(module, "__name__", "")
+    }
+    assert stated == actual
+
+
+def test_every_store_version_the_docs_state_is_the_codes() -> None:
+    versions = {name: value for module in _store_modules()
+                for name, value in vars(module).items() if name.endswith("_STORE_VERSION")}
+    assert set(versions) == {"SQLITE_STORE_VERSION", "POSTGRES_STORE_VERSION"}
+    design = (DOCS / "design.md").read_text(encoding="utf-8")
+    assert set(re.findall(r"`(\w+_STORE_VERSION)` \(now \d+\)", design)) == set(versions)
+    for path in [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]:
+        text = path.read_text(encoding="utf-8")
+        stated = re.findall(r"`(\w*STORE_VERSION)` \(now (\d+)\)", text)
+        assert [(name, int(value)) for name, value in stated] == [
+            (name, versions.get(name)) for name, _ in stated], path.name
+        assert re.search(r"`STORE_VERSION`", text) is None, f"{path.name}: which store version?"
+
+
+def test_every_picture_the_readme_shows_is_in_the_repository() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    pictures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert "docs/console-turn.png" in pictures
+    for picture in pictures:
+        assert (ROOT / picture).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", picture

@@ -2,12 +2,14 @@
 
 from fuseforks.agent.agent import Agent, Conversation, McpServers
 from fuseforks.agent.result import SentImage, TurnResult
+from fuseforks.agent.settings import AgentSettings
 from fuseforks.agent.stream import TurnStream
 from fuseforks.ports.model import TextDelta
 from fuseforks.projections.conversation import ConversationTurn, HistoryBudget
 
 __all__ = [
     "Agent",
+    "AgentSettings",
     "Conversation",
     "ConversationTurn",
     "HistoryBudget",

@@ -18,7 +18,7 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -28,39 +28,34 @@ import anyio.to_thread
 
 from fuseforks.agent.progress import Progress, ProgressModel, ProgressTools
 from fuseforks.agent.result import TurnResult, turn_result
+from fuseforks.agent.settings import AgentSettings
 from fuseforks.agent.stream import TurnStream
 from fuseforks.bus.bus import Bus, Subscriber, SubscriberFailure
 from fuseforks.bus.subscribers import LogWriter, StoreWriter
-from fuseforks.core.errors import FuseforksError
+from fuseforks.core.errors import FuseforksError, NothingToTakeOver
 from fuseforks.core.names import (
-    DEFAULT_IMAGE_CAP,
-    DEFAULT_MAX_ROUNDS,
     InterruptCause,
-    Language,
     Placement,
     WireName,
-    parse_language,
     parse_wire,
 )
-from fuseforks.engine.takeover import NothingToTakeOver, resume
+from fuseforks.engine.resume import resume
 from fuseforks.engine.turn import Turn, TurnOutcome, TurnSpec
 from fuseforks.events.sequencer import Clock
 from fuseforks.events.types import PlacementLearned, ServerDown, TurnStarted
 from fuseforks.live.model import LiveModel
 from fuseforks.live.tools import HubTools
 from fuseforks.mcp.config import ServerConfig, load_config, parse_config
-from fuseforks.mcp.hub import DEFAULT_START_TIMEOUT, ToolHub
+from fuseforks.mcp.hub import ToolHub
 from fuseforks.ports.model import ModelPort, OnText
 from fuseforks.ports.tools import ToolPort
 from fuseforks.projections.capabilities import (
-    DEFAULT_REPROBE_AFTER,
     Capability,
     capabilities,
     start_placement,
 )
 from fuseforks.projections.conversation import (
     ConversationTurn,
-    HistoryBudget,
     conversation_turns,
     history,
 )
@@ -68,11 +63,10 @@ from fuseforks.stores.open import open_store
 from fuseforks.stores.store import EventStore
 from fuseforks.traces.live import TracerProviderLike, live_subscriber
 from fuseforks.wires.base import Endpoint
-from fuseforks.wires.http import RetryPolicy
 from fuseforks.wires.registry import get_wire
 
 _T = TypeVar("_T")
-DEFAULT_BUDGET = HistoryBudget()
+DEFAULT_SETTINGS = AgentSettings()
 
 McpServers = str | Path | Mapping[str, Any] | Sequence[ServerConfig] | None
 """An `mcpServers` JSON file, the same document as a dict, or server objects."""
@@ -139,34 +133,21 @@ class Agent(anyio.AsyncContextManagerMixin):
         tools: ToolHub | None = None,
         db: str | Path | EventStore = "fuseforks.db",
         log: str | Path | None = "fuseforks.log",
+        settings: AgentSettings = DEFAULT_SETTINGS,
         on_log_line: Callable[[str], None] | None = None,
-        language: Language | str = "en",
-        system: str = "",
-        max_rounds: int = DEFAULT_MAX_ROUNDS,
-        image_cap: int = DEFAULT_IMAGE_CAP,
-        name: str = "agent",
-        history_budget: HistoryBudget = DEFAULT_BUDGET,
-        retry: RetryPolicy | None = None,
+        on_progress: Progress | None = None,
         on_failure: Callable[[SubscriberFailure], None] | None = None,
         subscribers: Sequence[Subscriber] = (),
-        on_progress: Progress | None = None,
-        mcp_start_timeout: float = DEFAULT_START_TIMEOUT,
-        clock: Clock | None = None,
         tracer_provider: TracerProviderLike | None = None,
-        reprobe_after: timedelta = DEFAULT_REPROBE_AFTER,
+        clock: Clock | None = None,
     ) -> None:
+        """Where the agent talks (`wire`, `model`, `base_url`, `api_key`), its tools (`mcp`, or a
+        started `tools` hub), where turns are recorded (`db`, `log`), how it runs them
+        (`settings`), and who hears about them (a line callback, progress, a subscriber's
+        failure, more bus subscribers, an OpenTelemetry tracer provider)."""
         self.wire: WireName = parse_wire(wire)
-        self.language: Language = parse_language(language)
-        if max_rounds < 1:
-            raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")
-        if image_cap < 0:
-            raise ValueError(f"image_cap must not be negative, got {image_cap}")
         self.model = model
-        self.name = name
-        self.system = system
-        self.max_rounds = max_rounds
-        self.image_cap = image_cap
-        self.history_budget = history_budget
+        self.settings = settings
         self._endpoint = self._resolve_endpoint(base_url, api_key)
         self._servers = server_configs(mcp) if tools is None else []
         self._given_tools = tools
@@ -176,11 +157,8 @@ class Agent(anyio.AsyncContextManagerMixin):
         self._on_failure = on_failure
         self._subscribers = list(subscribers)
         self._on_progress = on_progress
-        self._mcp_start_timeout = mcp_start_timeout
         self._clock = clock
-        self.reprobe_after = reprobe_after
         self._known: list[Capability] = []
-        self._retry = retry
         self._tracer_provider = tracer_provider
         self._locks: dict[str, anyio.Lock] = {}
         self._running: set[Turn] = set()
@@ -224,13 +202,13 @@ class Agent(anyio.AsyncContextManagerMixin):
             if tracing is not None:
                 stack.push_async_callback(tracing.aclose)  # after the bus: flushes the rest
                 subscribers.append(tracing)
-            options: dict[str, Any] = {} if self._retry is None else {"policy": self._retry}
-            self._live = LiveModel(self.wire, self.model, self._endpoint, **options)
+            self._live = LiveModel(self.wire, self.model, self._endpoint,
+                                   policy=self.settings.retry)
             stack.push_async_callback(self._live.aclose)
             hub = self._given_tools
             if hub is None:
                 hub = await stack.enter_async_context(ToolHub(
-                    self._servers, start_timeout=self._mcp_start_timeout,
+                    self._servers, start_timeout=self.settings.mcp_start_timeout,
                     on_waiting=self._waiting if self._on_progress else None))
             self.start_faults = dict(hub.start_faults)
             self._tools = HubTools(hub)
@@ -269,12 +247,13 @@ class Agent(anyio.AsyncContextManagerMixin):
             conversation_id = conversation or self.conversation().id
         lock = self._locks.setdefault(conversation_id, anyio.Lock())
         async with lock:
+            settings = self.settings
             exchanges, dropped = history(await self.conversation_turns(conversation_id),
-                                         self.history_budget)
+                                         settings.history)
             spec = TurnSpec(placement=self._start_placement(live),
-                            agent=self.name, request=request, language=self.language,
-                            system=self.system, max_rounds=self.max_rounds,
-                            image_cap=self.image_cap, conversation_id=conversation_id,
+                            agent=settings.name, request=request, language=settings.language,
+                            system=settings.system, max_rounds=settings.max_rounds,
+                            image_cap=settings.image_cap, conversation_id=conversation_id,
                             history=exchanges, history_dropped=dropped,
                             servers_down=[ServerDown(server=s, reason=r)
                                           for s, r in self.start_faults.items()])
@@ -318,7 +297,7 @@ class Agent(anyio.AsyncContextManagerMixin):
         lock = self._locks.setdefault(conversation_id or turn_id, anyio.Lock())
         async with lock:
             bus.forget(turn_id)  # whatever failed before, the turn goes on from its record
-            turn = resume(recorded, model, port, worker=worker or self.name,
+            turn = resume(recorded, model, port, worker=worker or self.settings.name,
                           publish=bus.publish, clock=self._clock)
             outcome = await self._drive(turn, recorded=len(recorded))
         return turn_result(outcome, conversation_id)
@@ -348,7 +327,7 @@ class Agent(anyio.AsyncContextManagerMixin):
         now = datetime.now(UTC)
         return start_placement(self._known, wire=self.wire, model=self.model,
                                endpoint_host=live.endpoint_host, own=live.placement, now=now,
-                               reprobe_after=self.reprobe_after)
+                               reprobe_after=self.settings.reprobe_after)
 
     def capabilities(self) -> list[Capability]:
         """What this agent's record knows about where models take tool images."""

@@ -9,13 +9,8 @@ from fuseforks.core.media import format_name
 from fuseforks.core.names import Placement, StopReason
 from fuseforks.engine.turn import TurnOutcome
 from fuseforks.events.codec import Envelope
-from fuseforks.events.types import (
-    ImageMeta,
-    ImagesNormalized,
-    RequestSent,
-    ResponseReceived,
-    ToolCalled,
-)
+from fuseforks.events.types import ImageMeta, ImagesNormalized, ResponseReceived
+from fuseforks.projections.deliveries import delivered, deliveries
 
 
 class SentImage(msgspec.Struct, frozen=True, kw_only=True):
@@ -27,6 +22,8 @@ class SentImage(msgspec.Struct, frozen=True, kw_only=True):
     width: int
     height: int
     placement: Placement
+    """Where it was delivered: in the last answered request that carried it, or, when none
+    was answered, in the last request that carried it (`fuseforks.projections.deliveries`)."""
     tool: str
     received: bool
     """A request carrying it was answered (not refused, not cut short)."""
@@ -52,35 +49,24 @@ class TurnResult(msgspec.Struct, frozen=True, kw_only=True):
 
 def turn_result(outcome: TurnOutcome, conversation_id: str) -> TurnResult:
     metas: dict[str, ImageMeta] = {}
-    tools: dict[str, str] = {}
     usage = Usage()
-    sent: dict[str, SentImage] = {}
-    pending: list[str] = []
     for envelope in outcome.history:
         event = envelope.event
-        if isinstance(event, ToolCalled):
-            tools[event.call_id] = event.name
-        elif isinstance(event, ImagesNormalized):
+        if isinstance(event, ImagesNormalized):
             metas.update((m.digest, m) for m in event.images)
-        elif isinstance(event, RequestSent):
-            pending = []
-            for delivery in event.images:
-                meta = metas[delivery.digest]
-                sent.setdefault(delivery.digest, SentImage(
-                    digest=delivery.digest, format=format_name(meta.media_type), size=meta.size,
-                    width=meta.width, height=meta.height, placement=delivery.placement,
-                    tool=tools.get(delivery.call_id, ""), received=False))
-                pending.append(delivery.digest)
         elif isinstance(event, ResponseReceived):
             u = event.usage
             usage = Usage(input_tokens=usage.input_tokens + u.input_tokens,
                           output_tokens=usage.output_tokens + u.output_tokens,
                           cache_read_tokens=usage.cache_read_tokens + u.cache_read_tokens,
                           cache_write_tokens=usage.cache_write_tokens + u.cache_write_tokens)
-            for digest in pending:
-                sent[digest] = msgspec.structs.replace(sent[digest], received=True)
-            pending = []
+    images = [
+        SentImage(digest=row.digest, format=format_name(meta.media_type), size=meta.size,
+                  width=meta.width, height=meta.height, placement=row.placement, tool=row.tool,
+                  received=row.outcome == "received")
+        for row in delivered(deliveries(outcome.history))
+        for meta in (metas[row.digest],)
+    ]
     return TurnResult(answer=outcome.answer, turn_id=outcome.turn_id,
                       conversation_id=conversation_id, stop=outcome.stop, rounds=outcome.rounds,
-                      error=outcome.error, usage=usage, images=list(sent.values()),
-                      events=outcome.history)
+                      error=outcome.error, usage=usage, images=images, events=outcome.history)

@@ -9,8 +9,8 @@ import anyio
 
 from fuseforks.bus.bus import Batch
 from fuseforks.events.types import TurnEnded
-from fuseforks.projections.log import LogState, evolve_log
-from fuseforks.stores.store import EventStore
+from fuseforks.projections.log import LogState, evolve_log, short_turn_id
+from fuseforks.stores.store import TurnLog
 
 
 class StoreWriter:
@@ -20,7 +20,7 @@ class StoreWriter:
 
     name = "event store"
 
-    def __init__(self, store: EventStore) -> None:
+    def __init__(self, store: TurnLog) -> None:
         self.store = store
 
     async def handle(self, batch: Batch) -> None:
@@ -32,9 +32,13 @@ class LogWriter:
 
     name = "log"
 
-    def __init__(self, sink: Callable[[str], None], on_close: Callable[[], None] | None = None) -> None:
+    def __init__(self, sink: Callable[[str], None], on_close: Callable[[], None] | None = None,
+                 *, name_turns: bool = False) -> None:
+        """`name_turns`: begin each line with its turn's short id, for a reader of many turns at
+        once (`log --follow`); the `fuseforks.log` file's lines stay as they are."""
         self.sink = sink
         self._on_close = on_close
+        self._name_turns = name_turns
         self._states: dict[str, LogState] = {}
 
     @classmethod
@@ -57,8 +61,9 @@ class LogWriter:
             state = self._states.get(envelope.turn_id, LogState())
             before = len(state.lines)
             state = evolve_log(state, envelope.event)
+            prefix = f"{short_turn_id(envelope.turn_id)} " if self._name_turns else ""
             for line in state.lines[before:]:
-                self.sink(line)
+                self.sink(prefix + line)
             if isinstance(envelope.event, TurnEnded):
                 self._states.pop(envelope.turn_id, None)  # nothing follows a turn's end
             else:

@@ -34,6 +34,11 @@ COMMANDS: dict[str, Entry] = {
                           "Show where each model took tool images, learned from recorded turns."),
     "chat": Entry("fuseforks.cli.chat:chat",
                   "Talk to an agent in this terminal: one conversation, turn after turn."),
+    "cluster": Entry("fuseforks.cli.cluster:cluster",
+                     "Start PostgreSQL, NATS, workers, the provider simulator and the demo camera "
+                     "on this machine."),
+    "console": Entry("fuseforks.cli.console:console",
+                     "Serve a read-only web page over a store or a stream."),
     "copy": Entry("fuseforks.cli.transfer:copy", "Copy the turns of one store into another."),
     "demo": Entry("fuseforks.cli.demo:demo",
                   "Run the offline demo: seven wires and an image-refusing model."),
@@ -74,6 +79,9 @@ class LazyGroup(click.Group):
         module_name, attribute = entry.target.split(":")
         command = getattr(importlib.import_module(module_name), attribute)
         assert isinstance(command, click.Command)
+        from fuseforks.cli.entry import stopping_means
+
+        stopping_means("")  # the command is loaded: from here it says what a stop means
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -107,6 +115,12 @@ class LazyGroup(click.Group):
         except FuseforksError as error:  # a path a command did not translate itself
             click.echo(f"Error: {error}", err=True)
             sys.exit(1)
+        except BaseExceptionGroup as group:  # the same, from inside a task group
+            known, unknown = group.split(FuseforksError)
+            if known is None or unknown is not None:
+                raise
+            click.echo(f"Error: {_first(known)}", err=True)
+            sys.exit(1)
         except BrokenPipeError:  # `fuseforks log db | head`: the reader left, nothing to say
             sys.stdout = open(  # noqa: SIM115 - replaces the closed pipe until exit
                 "/dev/null", "w", encoding="utf-8")
@@ -118,6 +132,14 @@ class LazyGroup(click.Group):
         # Without standalone mode click returns an exit code from `ctx.exit(code)` (e.g. --help)
         # and a command's own return value otherwise; commands return None.
         sys.exit(outcome if isinstance(outcome, int) else 0)
+
+
+def _first(group: BaseExceptionGroup[FuseforksError]) -> BaseException:
+    """The first error inside (nested) exception groups."""
+    error: BaseException = group
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
 
 
 @click.group(cls=LazyGroup, name=PROG, epilog="""\b

@@ -5,26 +5,22 @@ from __future__ import annotations
 
 import csv
 import io
-import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import click
 import msgspec
 
-from fuseforks.cli.sources import SOURCE, Location, open_source
+from fuseforks.cli.sources import SOURCE, Location, open_source, resolve_digest
 from fuseforks.core.names import WIRE_NAMES
 from fuseforks.projections.audit import (
     AuditFilter,
     AuditRows,
     ClientDeliveryRow,
     DeliveryRow,
-    since_key,
+    digest_prefix,
+    moment_key,
 )
-
-_DURATION = re.compile(r"(\d+)\s*([smhdw])")
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-_HEX = re.compile(r"[0-9a-f]{4,64}")
 
 
 class Since(click.ParamType):
@@ -34,21 +30,10 @@ class Since(click.ParamType):
     name = "TIME"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        text = str(value).strip()
-        duration = _DURATION.fullmatch(text)
         try:
-            if duration is not None:
-                amount, unit = duration.groups()
-                moment = datetime.now(UTC) - timedelta(**{_UNITS[unit]: int(amount)})
-            else:
-                moment = datetime.fromisoformat(text)
-                if moment.tzinfo is None:
-                    moment = moment.replace(tzinfo=UTC)
-            return since_key(moment)
-        except (ValueError, OverflowError):
-            self.fail(f"{text!r} is neither an ISO-8601 time (2026-11-30T08:48:54Z, "
-                      "2026-11-30T09:48+01:00, 2026-11-30) nor a duration back from now "
-                      "(30m, 2h, 7d)", param, ctx)
+            return moment_key(str(value), datetime.now(UTC))
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
 
 
 class DigestPrefix(click.ParamType):
@@ -57,11 +42,10 @@ class DigestPrefix(click.ParamType):
     name = "HEX"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        text = str(value).strip().lower()
-        if _HEX.fullmatch(text) is None:
-            self.fail(f"{value!r} is not an image digest: give 4 to 64 hex characters of its "
-                      "SHA-256", param, ctx)
-        return text
+        try:
+            return digest_prefix(str(value))
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
 
 
 def as_csv(rows: list[DeliveryRow] | list[ClientDeliveryRow],
@@ -141,7 +125,7 @@ def audit(source: Location, digest: str | None, wire: str | None, model: str | N
     if as_json and as_csv_flag:
         raise click.UsageError("--json and --csv cannot be used together")
     with open_source(source) as opened:
-        full = opened.resolve_digest(digest) if digest is not None else None
+        full = resolve_digest(opened, digest) if digest is not None else None
         if digest is not None and full is None:
             rows = AuditRows(origins=[], deliveries=[])
         else:

@@ -31,7 +31,7 @@ def capabilities_command(source: Location, as_json: bool) -> None:
     placement were last received and last refused. An agent starts a turn with the placement
     known to work, and tries the native one again once its refusal is a week old."""
     with open_source(source) as opened:
-        envelopes = [e for turn in opened.turns().values() for e in turn]
+        envelopes = list(opened.everything())
     rows = capabilities(sorted(envelopes, key=lambda e: (e.at, e.turn_id, e.seq)))
     if as_json:
         click.echo(msgspec.json.encode(rows).decode())

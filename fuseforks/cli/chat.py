@@ -4,22 +4,30 @@ Each turn prints the model's text as it arrives (unless `--no-stream`: then the 
 complete) and its log lines as they are recorded, with the display line of a tool's images
 ("(1 image: JPEG 21 KB)") under its tool line, then the turn's token usage.
 Ctrl-C interrupts the turn in progress (recorded as interrupted) and the session goes on; at the
-prompt it only reminds how to leave. Ctrl-D (or /quit) ends the session with exit code 0.
+prompt it only reminds how to leave, and prompts again. Ctrl-D (or /quit) ends the session with
+exit code 0 — pressed while a turn runs, once that turn has ended (a terminal keeps the Ctrl-D
+for the next read, which comes after the turn; lines typed ahead are taken as the next requests).
 """
 
 from __future__ import annotations
 
-import contextlib
+import os
+import select
 import signal
+import sys
+from collections import deque
 
-with contextlib.suppress(ImportError):  # line editing and history at the prompt, where available
-    import readline  # noqa: F401
+try:  # line editing and history at the prompt, where available
+    import readline
+except ImportError:  # pragma: no cover - every Linux and macOS Python has it
+    readline = None  # type: ignore[assignment]
 
 import anyio
 import click
 
 from fuseforks.agent import Agent, Conversation, TurnResult
 from fuseforks.bus.bus import Batch
+from fuseforks.cli.entry import stopping_means
 from fuseforks.cli.options import agent_options, build_agent_kwargs, stream_option
 from fuseforks.cli.text_view import TextView
 from fuseforks.core.media import format_name
@@ -74,10 +82,22 @@ class ChatView:
                 self._ended.setdefault(envelope.turn_id, anyio.Event()).set()
 
 
+def audit_lines(result: TurnResult) -> list[str]:
+    """`/audit`: each tool image the turn sent, where it was delivered and whether the model got
+    it (`TurnResult.images`, read from the delivery fold)."""
+    return [f"{i.digest} {i.format} {i.size} B {i.placement} {i.tool} "
+            f"{'received' if i.received else 'not received'}" for i in result.images]
+
+
 def _usage_line(result: TurnResult) -> str:
     u = result.usage
     return (f"[{result.stop}; rounds {result.rounds}; tokens in {u.input_tokens}, "
             f"out {u.output_tokens}]")
+
+
+PROMPT = "you> "
+QUIT_HINT = "(Ctrl-D or /quit ends the session)"
+EOF_DURING_TURN = "(Ctrl-D during the turn: the session ends)"
 
 
 async def _read(prompt: str) -> str | None:
@@ -87,22 +107,40 @@ async def _read(prompt: str) -> str | None:
         return None
 
 
+def typed_during_turn() -> list[str] | None:
+    """What the terminal holds from while a turn ran: the lines typed ahead, or None for a
+    Ctrl-D. The prompt's line editor reads the terminal byte by byte and would lose a Ctrl-D
+    pressed in the meantime, so it is read here first, the way the terminal hands it over."""
+    if not sys.stdin.isatty():
+        return []
+    fd, lines = sys.stdin.fileno(), []
+    while select.select([fd], [], [], 0)[0]:
+        data = os.read(fd, 65536)
+        if not data:
+            return None
+        lines += data.decode(errors="replace").splitlines()
+    return lines
+
+
 async def _session(agent: Agent, conversation: Conversation, view: ChatView) -> None:
     last: TurnResult | None = None
     running = False
+    ahead: deque[str] = deque()  # lines typed while a turn ran
 
     async def watch_signals() -> None:
         with anyio.open_signal_receiver(signal.SIGINT) as signals:
             async for _ in signals:
                 if running and agent.interrupt("SIGINT"):
                     continue
-                click.echo("\n(Ctrl-D or /quit ends the session)")
+                typed = readline.get_line_buffer() if readline is not None else ""
+                click.echo(f"\n{QUIT_HINT}")
+                click.echo(PROMPT + typed, nl=False)
 
     async with anyio.create_task_group() as group:
         group.start_soon(watch_signals)
         click.echo(f"conversation {conversation.id} — {HELP}")
         while True:
-            line = await _read("you> ")
+            line = ahead.popleft() if ahead else await _read(PROMPT)
             if line is None or line.strip() == "/quit":
                 click.echo("")
                 break
@@ -114,13 +152,15 @@ async def _session(agent: Agent, conversation: Conversation, view: ChatView) -> 
                 click.echo(f"conversation {conversation.id}")
                 continue
             if text == "/turns":
-                for turn in await conversation.turns():
+                turns = await conversation.turns()
+                for turn in turns:
                     click.echo(f"{turn.at} {turn.turn_id} {turn.stop}: {turn.request[:60]}")
+                if not turns:
+                    click.echo("(no turns in this conversation yet)")
                 continue
             if text == "/audit":
-                for image in (last.images if last else []):
-                    click.echo(f"{image.digest} {image.format} {image.size} B {image.placement} "
-                               f"{image.tool} {'received' if image.received else 'not received'}")
+                for shown in audit_lines(last) if last else []:
+                    click.echo(shown)
                 continue
             if text.startswith("/"):
                 click.echo(HELP)
@@ -142,6 +182,11 @@ async def _session(agent: Agent, conversation: Conversation, view: ChatView) -> 
             if last.error:
                 click.echo(f"turn failed: {last.error}")
             click.echo(_usage_line(last))
+            typed = typed_during_turn()
+            if typed is None:
+                click.echo(EOF_DURING_TURN)
+                break
+            ahead.extend(typed)
         group.cancel_scope.cancel()
 
 
@@ -157,6 +202,7 @@ At the prompt: /new, /turns, /audit, /quit; Ctrl-C stops a turn, Ctrl-D ends the
 @stream_option
 def chat(conversation_id: str | None, no_stream: bool, **options: object) -> None:
     """Talk to an agent in this terminal: one conversation, turn after turn."""
+    stopping_means("before the session started: nothing was sent or recorded")
     kwargs = build_agent_kwargs(options)
 
     async def main() -> None:

@@ -43,7 +43,7 @@ def print_table(outcomes: list[ScenarioOutcome]) -> None:
 Example:
   fuseforks demo --language ja --db /tmp/demo.db --log /tmp/demo.log""")
 @click.option("--db", "db_path", default="fuseforks.db", show_default=True, type=STORE,
-              envvar="FUSEFORKS_DB",
+              envvar="FUSEFORKS_DB", show_envvar=True,
               help="The store the demo turns are recorded into: an SQLite file (created if "
                    "missing) or a PostgreSQL URL; the FUSEFORKS_DB environment variable sets it "
                    "too.")

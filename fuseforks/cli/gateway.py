@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio
 import click
 
+from fuseforks.cli.options import read_mcp_config
 from fuseforks.cli.sources import STORE, Location, check_file_target, check_store_target
 from fuseforks.core.errors import FuseforksError
 from fuseforks.core.names import LANGUAGES, Language
@@ -19,7 +20,6 @@ from fuseforks.gateway.names import TOOL_NAMINGS, ToolNaming
 from fuseforks.gateway.profiles import CODE_TOKENS_ENV, PROFILE_NAMES, LimitOverrides
 from fuseforks.gateway.serve import Gateway, GatewayOptions, HttpOptions
 from fuseforks.gateway.sessions import GatewaySettings
-from fuseforks.mcp.config import ConfigError, load_config
 from fuseforks.mcp.connection import DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT
 
 _POSITIVE = click.IntRange(min=1)
@@ -115,10 +115,7 @@ def gateway(config_file: Path, address: str | None, profile: str, max_edge: int 
     noted as fuseforks does for its own turns, within the limits of the client in front
     (--profile), and each client session is recorded in the store like a turn: `fuseforks
     turns`, `log`, `audit --client` and `replay` read it."""
-    try:
-        servers = load_config(config_file)
-    except (ConfigError, OSError) as error:
-        raise click.ClickException(str(error)) from None
+    servers = read_mcp_config(str(config_file)) or []
     store: Location = db if db is not None else config_file.resolve().parent / "fuseforks.db"
     check_store_target(store)
     if log_file is not None:

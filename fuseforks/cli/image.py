@@ -13,6 +13,7 @@ image says why: a cut file, for instance, says `truncated: 2,620 of 3,930 bytes`
 from __future__ import annotations
 
 import re
+import stat
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -20,8 +21,8 @@ from urllib.parse import unquote_to_bytes
 import click
 import msgspec
 
+from fuseforks.core.signatures import sniff_format
 from fuseforks.images.normalize import normalize_image, normalize_result_images
-from fuseforks.images.probe import sniff_format
 from fuseforks.images.types import DroppedImage, NormalizedImage
 
 _BASE64_BYTES = frozenset(
@@ -67,6 +68,10 @@ def image() -> None:
 )
 def inspect(files: tuple[Path, ...], as_json: bool) -> None:
     """Print what normalize_image decides for each FILE (an image, base64 text, or a tool result)."""
+    for file in files:
+        if not file.is_file():  # a FIFO would be read for ever; a device is not an image file
+            raise click.BadParameter(f"{file} is {_kind(file)}, not a file",
+                                     param_hint="'FILES...'")
     rows: list[Inspection] = []
     for file in files:
         rows.extend(_inspect_file(file))
@@ -106,8 +111,23 @@ def _inspect_file(file: Path) -> list[Inspection]:
         return [_row(str(file), normalize_image(block), claimed=media_type)]
     stripped = raw.strip()
     if sniff_format(raw[:32]) is None and stripped and set(stripped) <= _BASE64_BYTES:
-        return [_row(str(file), normalize_image(stripped.decode("ascii")))]
+        decided = normalize_image(stripped.decode("ascii"))
+        if isinstance(decided, DroppedImage) and decided.detail == "broken base64":
+            decided = msgspec.structs.replace(decided, detail=NOT_BASE64_TEXT)
+        return [_row(str(file), decided)]
     return [_row(str(file), normalize_image(raw))]
+
+
+NOT_BASE64_TEXT = "text that is not an image, nor valid base64 of one"
+
+
+def _kind(path: Path) -> str:
+    mode = path.stat().st_mode
+    for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return kind
+    return "not a regular file"
 
 
 def _tool_result(raw: bytes) -> tuple[list[tuple[str, str | None]], list[str]] | None:

@@ -9,19 +9,16 @@ from typing import Any, TypeVar
 
 import click
 
+from fuseforks.agent.settings import AgentSettings
 from fuseforks.cli.sources import STORE, check_file_target, check_store_target
-from fuseforks.core.names import (
-    DEFAULT_IMAGE_CAP,
-    DEFAULT_MAX_ROUNDS,
-    LANGUAGES,
-    WIRE_NAMES,
-    WireName,
-)
-from fuseforks.mcp.hub import DEFAULT_START_TIMEOUT
+from fuseforks.core.errors import ConfigError
+from fuseforks.core.names import LANGUAGES, WIRE_NAMES, WireName
+from fuseforks.mcp.config import ServerConfig, load_config
 from fuseforks.stores.postgres_sql import DatabaseUrl
 from fuseforks.wires.registry import get_wire
 
 F = TypeVar("F", bound=Callable[..., Any])
+DEFAULTS = AgentSettings()
 
 _OPTIONS = [
     click.option("--wire", type=click.Choice(WIRE_NAMES), required=True,
@@ -32,25 +29,26 @@ _OPTIONS = [
     click.option("--mcp-config", type=click.Path(exists=True, dir_okay=False, path_type=Path),
                  default=None, help="A JSON file with an `mcpServers` object: the tools' servers."),
     click.option("--mcp-start-timeout", type=click.FloatRange(min=0, min_open=True),
-                 default=DEFAULT_START_TIMEOUT, show_default=True,
+                 default=DEFAULTS.mcp_start_timeout, show_default=True,
                  help="Seconds an MCP server may take to start (a server's own `startTimeout` "
                       "wins)."),
-    click.option("--language", type=click.Choice(LANGUAGES), default="en", show_default=True,
+    click.option("--language", type=click.Choice(LANGUAGES), default=DEFAULTS.language,
+                 show_default=True,
                  help="The language of every sentence fuseforks adds for the model."),
-    click.option("--system", default="", help="The system prompt."),
+    click.option("--system", default=DEFAULTS.system, help="The system prompt."),
     click.option("--db", type=STORE, default="fuseforks.db", show_default=True,
-                 envvar="FUSEFORKS_DB",
+                 envvar="FUSEFORKS_DB", show_envvar=True,
                  help="The store turns are recorded into: an SQLite file (created if missing) or "
                       "a PostgreSQL URL (postgresql://user:password@host/database); the "
                       "FUSEFORKS_DB environment variable sets it too."),
     click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path),
                  default="fuseforks.log", show_default=True,
                  help="The log file the turns' lines are appended to."),
-    click.option("--agent", default="agent", show_default=True,
+    click.option("--agent", default=DEFAULTS.name, show_default=True,
                  help="The agent's name in the record and the log."),
-    click.option("--max-rounds", type=click.IntRange(min=1), default=DEFAULT_MAX_ROUNDS,
+    click.option("--max-rounds", type=click.IntRange(min=1), default=DEFAULTS.max_rounds,
                  show_default=True, help="Tool rounds before the closing summary call (at least 1)."),
-    click.option("--image-cap", type=click.IntRange(min=0), default=DEFAULT_IMAGE_CAP,
+    click.option("--image-cap", type=click.IntRange(min=0), default=DEFAULTS.image_cap,
                  show_default=True, help="Tool images one request may carry, the newest kept."),
 ]
 
@@ -73,17 +71,32 @@ def build_agent_kwargs(options: dict[str, Any]) -> dict[str, Any]:
     """`Agent` keyword arguments from the shared options, after checking what can be checked
     before anything starts: the key, the store and the log file."""
     check_key(options["wire"], options["base_url"])
+    servers = read_mcp_config(options["mcp_config"])
     db = options["db"]
     check_store_target(db)
     check_file_target(options["log_file"], "log")
     return {
         "wire": options["wire"], "model": options["model"], "base_url": options["base_url"],
-        "mcp": options["mcp_config"], "mcp_start_timeout": options["mcp_start_timeout"],
-        "language": options["language"], "system": options["system"],
-        "db": db.url if isinstance(db, DatabaseUrl) else db,
-        "log": options["log_file"], "name": options["agent"],
-        "max_rounds": options["max_rounds"], "image_cap": options["image_cap"],
+        "mcp": servers, "db": db.url if isinstance(db, DatabaseUrl) else db,
+        "log": options["log_file"],
+        "settings": AgentSettings(
+            name=options["agent"], language=options["language"], system=options["system"],
+            max_rounds=options["max_rounds"], image_cap=options["image_cap"],
+            mcp_start_timeout=options["mcp_start_timeout"]),
     }
+
+
+def read_mcp_config(path: str | None) -> list[ServerConfig] | None:
+    """The servers of an `mcpServers` file, read and checked before anything starts: a file
+    that is not what it should be is one line naming it (exit 1)."""
+    if path is None:
+        return None
+    try:
+        return load_config(path)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    except OSError as error:
+        raise click.ClickException(f"{path}: {error.strerror}") from None
 
 
 def check_key(wire: WireName, base_url: str | None) -> None:

@@ -10,20 +10,21 @@ import anyio
 import click
 import msgspec
 
-from fuseforks.cli.sources import SOURCE, Location, open_source
+from fuseforks.cli.sources import SOURCE, Location, chosen_turns, open_source
 from fuseforks.engine.replay import redrive, verify
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import (
-    ResponseReceived,
     SessionEnded,
     SessionStarted,
     TurnEnded,
+    TurnNotStarted,
     TurnStarted,
 )
 from fuseforks.projections.audit import audit_rows
 from fuseforks.projections.fold import fold
 from fuseforks.projections.log import turn_log
 from fuseforks.projections.session import SessionState, call_views, evolve_session
+from fuseforks.projections.summary import turn_usage
 from fuseforks.projections.views import repeat_views, request_views
 
 
@@ -88,7 +89,7 @@ def turn_report(envelopes: list[Envelope], verification: dict[str, Any] | None) 
         "stop": ended.stop if ended else None,
         "answer": ended.answer if ended and ended.answer else None,
         "error": ended.error if ended and ended.error else None,
-        "usage": usage(envelopes),
+        "usage": turn_usage(envelopes),
         "requests": msgspec.to_builtins(request_views(envelopes)),
         "repeat_guard": msgspec.to_builtins(repeat_views(envelopes)),
         "log": turn_log(envelopes),
@@ -97,18 +98,6 @@ def turn_report(envelopes: list[Envelope], verification: dict[str, Any] | None) 
     if verification is not None:
         report["verify"] = verification
     return report
-
-
-def usage(envelopes: list[Envelope]) -> dict[str, int]:
-    """The tokens the provider reported, summed over the turn's responses."""
-    total = {"responses": 0, "input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0,
-             "cache_write_tokens": 0}
-    for envelope in envelopes:
-        if isinstance(envelope.event, ResponseReceived):
-            total["responses"] += 1
-            for field, value in msgspec.structs.asdict(envelope.event.usage).items():
-                total[field] += value
-    return total
 
 
 def missing_seq(envelopes: list[Envelope]) -> int | None:
@@ -125,7 +114,7 @@ async def check(envelopes: list[Envelope]) -> dict[str, Any]:
     first divergence is then either before that point or the point itself, named as such."""
     first = envelopes[0].event
     gap = missing_seq(envelopes)
-    drivable = isinstance(first, TurnStarted | SessionStarted)
+    drivable = isinstance(first, TurnStarted | TurnNotStarted | SessionStarted)
     if gap is None and drivable:
         return msgspec.to_builtins(await verify(envelopes))
     produced = await redrive(envelopes) if drivable else []
@@ -246,7 +235,7 @@ def replay(source: Location, turn_id: str | None, check_engine: bool, as_json: b
     and each call with the images the client was sent and the notes the gateway added; --verify
     re-drives today's gateway on the recorded calls and results."""
     with open_source(source) as opened:
-        turns = opened.turns(turn_id)
+        turns = chosen_turns(opened, turn_id)
     if to_otlp:
         if check_engine or as_json:
             raise click.UsageError("--otlp sends the turns' spans; it takes no --verify or --json")

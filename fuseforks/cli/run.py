@@ -10,11 +10,11 @@ import click
 
 from fuseforks.agent import Agent, TurnResult
 from fuseforks.bus.bus import SubscriberFailure
+from fuseforks.cli.entry import stopping_means
 from fuseforks.cli.options import agent_options, build_agent_kwargs, stream_option
 from fuseforks.cli.signals import Interrupts
 from fuseforks.cli.text_view import TextView
 from fuseforks.core.errors import FuseforksError, RecordingFailed
-from fuseforks.mcp.config import ConfigError
 
 
 def _progress(text: str) -> None:
@@ -31,6 +31,9 @@ def first_leaf(error: BaseException) -> BaseException:
     while isinstance(error, BaseExceptionGroup):
         error = error.exceptions[0]
     return error
+
+
+NOT_STARTED = "before the turn started: nothing was sent or recorded"
 
 
 async def _run(kwargs: dict[str, Any], request: str, conversation: str | None,
@@ -66,7 +69,10 @@ async def _run(kwargs: dict[str, Any], request: str, conversation: str | None,
     finally:
         if view is not None:
             view.end_line()
-    if result is None or result.stop == "interrupted":
+    if result is None:
+        click.echo(f"stopped ({interrupts.cause or 'cancelled'}) {NOT_STARTED}", err=True)
+        return interrupts.exit_code or 1
+    if result.stop == "interrupted":
         click.echo(f"turn interrupted ({interrupts.cause or 'cancelled'})", err=True)
         return interrupts.exit_code or 1
     if result.answer and not (view is not None and view.shown(result.answer)):
@@ -97,10 +103,11 @@ def run(request: str, conversation: str, no_stream: bool, **options: Any) -> Non
     Sends REQUEST to the model, calls the MCP tools it asks for, and prints the model's text as
     it arrives, with the log lines as they happen (progress on stderr). The key comes from the
     wire's environment variable; the turn is recorded into the store and the log."""
+    stopping_means(NOT_STARTED)
     kwargs = build_agent_kwargs(options)
     try:
         code = anyio.run(_run, kwargs, request, conversation, not no_stream)
-    except (ConfigError, FuseforksError) as error:
+    except FuseforksError as error:
         raise click.ClickException(str(error)) from error
     except OSError as error:
         raise click.ClickException(f"{error.filename or options['db']}: {error.strerror}") from error

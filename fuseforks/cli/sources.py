@@ -1,7 +1,7 @@
-"""What the commands share about files: reading turns from what a user points at (a store — an
-SQLite file or a PostgreSQL URL — opened read-only, or a JSON Lines stream), choosing a turn by a
-prefix of its id, and checking the stores and files a command will write before anything is
-written.
+"""What the commands share about files: opening recorded turns from what a user points at (a
+store — an SQLite file or a PostgreSQL URL — opened read-only, or a JSON Lines stream: either way
+a `Record`), choosing a turn by a prefix of its id, and checking the stores and files a command
+will write before anything is written.
 
 Every failure here is a `click.ClickException` of one line that names the file or the URL (its
 password shown as `***`).
@@ -13,22 +13,16 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from fuseforks.core.errors import FuseforksError
 from fuseforks.events.codec import Envelope
-from fuseforks.projections.audit import AuditFilter, AuditRows, audit_rows, digests, select
-from fuseforks.stores.jsonl import group_turns, read_stream
-from fuseforks.stores.open import open_store
+from fuseforks.stores.open import inspect_store, is_sqlite_file, open_record
 from fuseforks.stores.postgres_sql import DatabaseUrl, is_database_url
-from fuseforks.stores.sqlite import SqliteStore
+from fuseforks.stores.store import Record
 
-if TYPE_CHECKING:
-    from fuseforks.stores.postgres import PostgresStore
-
-SQLITE_MAGIC = b"SQLite format 3\x00"
 _LISTED = 10
 """Candidates an ambiguous prefix names at most."""
 
@@ -36,8 +30,7 @@ _LISTED = 10
 def is_store_file(path: Path) -> bool:
     """Whether `path` holds an SQLite database (else it is read as a JSON Lines stream)."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read(16) == SQLITE_MAGIC
+        return is_sqlite_file(path)
     except OSError as error:
         raise click.ClickException(f"{path}: cannot read it ({error.strerror})") from None
 
@@ -71,73 +64,50 @@ STORE = SourceType(exists=False, name="store")
 """The type of a store a command writes to: a URL, or a file (created if missing)."""
 
 
-class Source:
-    """Recorded turns: a store read through SQL (read-only), or a stream read whole."""
+@contextmanager
+def open_source(path: Location) -> Iterator[Record]:
+    """A store or stream for reading; anything fuseforks cannot read is a one-line error."""
+    try:
+        with open_record(path) as record:
+            yield record
+    except FuseforksError as error:
+        raise click.ClickException(str(error)) from error
+    except OSError as error:
+        raise click.ClickException(f"{path}: cannot read it ({error.strerror})") from error
 
-    def __init__(self, path: Location) -> None:
-        self.path = path
-        self.store: SqliteStore | PostgresStore | None = None
-        self._stream: dict[str, list[Envelope]] = {}
-        if isinstance(path, DatabaseUrl) or is_store_file(path):
-            self.store = open_store(path, read_only=True)
-        else:
-            self._stream = group_turns(read_stream(path))
 
-    def turn_ids(self) -> list[str]:
-        """Every turn, oldest first (a stream: in the order it first names them)."""
-        if self.store is not None:
-            return [t.turn_id for t in self.store.turns()]
-        return list(self._stream)
+def chosen_turns(record: Record, given: str | None = None) -> dict[str, list[Envelope]]:
+    """Every turn of `record` by id, oldest first, or the one turn that `given` (an id or a
+    unique prefix) names."""
+    ids = [t.turn_id for t in record.turns()] if given is None else [resolve_turn(record, given)]
+    return {turn_id: record.read(turn_id) for turn_id in ids}
 
-    def read(self, turn_id: str) -> list[Envelope]:
-        if self.store is not None:
-            return self.store.read(turn_id)
-        return self._stream.get(turn_id, [])
 
-    def turns(self, given: str | None = None) -> dict[str, list[Envelope]]:
-        """Every turn by id, or the one turn that `given` (an id or a unique prefix) names."""
-        ids = self.turn_ids() if given is None else [self.resolve_turn(given)]
-        return {turn_id: self.read(turn_id) for turn_id in ids}
-
-    def resolve_turn(self, given: str) -> str:
-        """The turn whose id is `given`, or else the only one whose id begins with it."""
-        ids = self.turn_ids()
-        if given in ids:
-            return given
-        matches = [turn_id for turn_id in ids if turn_id.startswith(given)]
-        if len(matches) == 1:
-            return matches[0]
-        if not matches:
-            raise click.ClickException(
-                f"{self.path}: no turn {given!r} (fuseforks turns {self.path} lists them)")
+def resolve_turn(record: Record, given: str) -> str:
+    """The turn whose id is `given`, or else the only one whose id begins with it."""
+    ids = [t.turn_id for t in record.turns()]
+    if given in ids:
+        return given
+    matches = [turn_id for turn_id in ids if turn_id.startswith(given)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
         raise click.ClickException(
-            f"{self.path}: turn {given!r} is ambiguous: {len(matches)} turns begin with it: "
-            + _listing(matches))
+            f"{record.name}: no turn {given!r} (fuseforks turns {record.name} lists them)")
+    raise click.ClickException(
+        f"{record.name}: turn {given!r} is ambiguous: {len(matches)} turns begin with it: "
+        + _listing(matches))
 
-    def audit(self, where: AuditFilter) -> AuditRows:
-        if self.store is not None:
-            return self.store.audit(where)
-        return select(self._folded(), where)
 
-    def resolve_digest(self, given: str) -> str | None:
-        """The one image digest that begins with `given` (lowercase hex); None when no image of
-        the source has such a digest."""
-        if self.store is not None:
-            matches = self.store.digests(given)
-        else:
-            matches = sorted(d for d in digests(self._folded()) if d.startswith(given))
-        if len(matches) > 1:
-            raise click.ClickException(
-                f"{self.path}: digest {given!r} is ambiguous: {len(matches)} images begin with "
-                "it: " + _listing(matches))
-        return matches[0] if matches else None
-
-    def _folded(self) -> AuditRows:
-        return audit_rows(e for turn in self._stream.values() for e in turn)
-
-    def close(self) -> None:
-        if self.store is not None:
-            self.store.close()
+def resolve_digest(record: Record, given: str) -> str | None:
+    """The one image digest that begins with `given` (lowercase hex); None when no image of the
+    record has such a digest."""
+    matches = record.digests(given)
+    if len(matches) > 1:
+        raise click.ClickException(
+            f"{record.name}: digest {given!r} is ambiguous: {len(matches)} images begin with "
+            "it: " + _listing(matches))
+    return matches[0] if matches else None
 
 
 def _listing(names: list[str]) -> str:
@@ -145,25 +115,10 @@ def _listing(names: list[str]) -> str:
     return shown + (f" and {len(names) - _LISTED} more" if len(names) > _LISTED else "")
 
 
-@contextmanager
-def open_source(path: Location) -> Iterator[Source]:
-    """A store or stream for reading; anything fuseforks cannot read is a one-line error."""
-    try:
-        source = Source(path)
-        try:
-            yield source
-        finally:
-            source.close()
-    except FuseforksError as error:
-        raise click.ClickException(str(error)) from error
-    except OSError as error:
-        raise click.ClickException(f"{path}: cannot read it ({error.strerror})") from error
-
-
 def load_turns(source: Location, turn_id: str | None = None) -> dict[str, list[Envelope]]:
     """Turns of `source` by id, in stored order (`turn_id`: one turn, by id or unique prefix)."""
     with open_source(source) as opened:
-        return opened.turns(turn_id)
+        return chosen_turns(opened, turn_id)
 
 
 # --- files a command writes: checked before anything is written ---------------------------------
@@ -176,13 +131,11 @@ def check_store_target(path: Location) -> None:
     store or no table at all. Nothing is created or changed."""
     try:
         if isinstance(path, DatabaseUrl):
-            from fuseforks.stores.postgres import PostgresStore
-
-            PostgresStore.inspect(path)
+            inspect_store(path)
         elif path.exists():
             if path.is_dir():
                 raise click.ClickException(f"{path}: a directory, not a store")
-            SqliteStore.inspect(path)
+            inspect_store(path)
             if not os.access(path, os.W_OK):
                 raise click.ClickException(f"{path}: cannot write the store (permission denied)")
             if not os.access(path.parent, os.W_OK | os.X_OK):

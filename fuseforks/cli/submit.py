@@ -23,7 +23,7 @@ Example:
       --wait "Take a picture and describe it."
 """)
 @click.argument("request")
-@click.option("--nats", "nats_url", required=True, envvar="FUSEFORKS_NATS",
+@click.option("--nats", "nats_url", required=True, envvar="FUSEFORKS_NATS", show_envvar=True,
               help="The NATS server with JetStream (URL).")
 @click.option("--wire", required=True, help="The provider wire the turn runs on.")
 @click.option("--model", required=True, help="The model the turn asks.")

@@ -21,6 +21,7 @@ from fuseforks.cli.sources import (
     Location,
     check_file_target,
     check_store_target,
+    chosen_turns,
     is_store_file,
     open_source,
 )
@@ -67,7 +68,7 @@ def export(source: Location, turn_id: str | None, output: Path | None, form: str
     if output is not None:
         check_file_target(output, "output")
     with open_source(source) as opened:
-        turns = opened.turns(turn_id)
+        turns = chosen_turns(opened, turn_id)
     if form == "otlp-json":
         export_spans(list(turns.values()), output)
         return
@@ -89,7 +90,7 @@ Examples:
   fuseforks import all.jsonl --db archive.db
   fuseforks import all.jsonl --db postgresql://me@db.example.com/agents""")
 @click.argument("stream", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--db", type=STORE, default="fuseforks.db", show_default=True, envvar=DB_ENV,
+@click.option("--db", type=STORE, default="fuseforks.db", show_default=True, envvar=DB_ENV, show_envvar=True,
               help="The store to add the turns to: an SQLite file (created if missing) or a "
                    "PostgreSQL URL (postgresql://user:password@host/database); the "
                    "FUSEFORKS_DB environment variable sets it too.")
@@ -152,7 +153,7 @@ def copy(source: Location, destination: Location) -> None:
     check_store_target(destination)
     outcomes: list[TurnImport] = []
     with open_source(source) as opened:
-        turn_ids = opened.turn_ids()
+        turn_ids = [info.turn_id for info in opened.turns()]
         if not turn_ids:
             click.echo(f"{source}: no turns to copy")
             return

@@ -7,9 +7,15 @@ import signal
 import anyio
 import click
 
+from fuseforks.agent import AgentSettings
+from fuseforks.cli.options import read_mcp_config
 from fuseforks.core.errors import FuseforksError
-from fuseforks.core.names import DEFAULT_IMAGE_CAP, DEFAULT_MAX_ROUNDS, WireName, parse_wire
-from fuseforks.workers.worker import DEFAULT_GRACE, DEFAULT_MAX_AGENTS, Worker
+from fuseforks.core.names import WireName, parse_wire
+from fuseforks.stores.postgres_sql import is_database_url, redact_url
+from fuseforks.workers.settings import WorkerSettings
+from fuseforks.workers.worker import Worker
+
+DEFAULTS = WorkerSettings()
 
 
 def parse_base_urls(values: tuple[str, ...]) -> dict[WireName, str]:
@@ -29,43 +35,48 @@ def parse_base_urls(values: tuple[str, ...]) -> dict[WireName, str]:
 Example:
   fuseforks worker --db postgresql://fuseforks@db/fuseforks --nats nats://bus:4222 \\
       --mcp-config mcp.json --concurrency 8 --base-url anthropic=https://gateway.internal""")
-@click.option("--db", required=True, envvar="FUSEFORKS_DB",
+@click.option("--db", required=True, envvar="FUSEFORKS_DB", show_envvar=True,
               help="The PostgreSQL store every worker shares (URL).")
-@click.option("--nats", "nats_url", required=True, envvar="FUSEFORKS_NATS",
+@click.option("--nats", "nats_url", required=True, envvar="FUSEFORKS_NATS", show_envvar=True,
               help="The NATS server with JetStream (URL).")
 @click.option("--mcp-config", type=click.Path(exists=True, dir_okay=False), default=None,
               help="The MCP servers this worker starts (mcpServers JSON).")
-@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True,
+@click.option("--concurrency", type=click.IntRange(min=1), default=DEFAULTS.concurrency,
+              show_default=True,
               help="Turns run at once.")
 @click.option("--base-url", "base_urls", multiple=True, metavar="WIRE=URL",
               help="Where this worker sends a wire's requests (repeatable). Keys come from the "
                    "worker's environment; a request never names an endpoint or a key.")
 @click.option("--name", default=None, help="This worker's name in the record (host and pid).")
-@click.option("--grace", type=float, default=DEFAULT_GRACE, show_default=True,
+@click.option("--grace", type=float, default=DEFAULTS.grace, show_default=True,
               help="Seconds running turns get to finish on SIGTERM before they are handed "
                    "back to the queue.")
-@click.option("--max-agents", type=click.IntRange(min=1), default=DEFAULT_MAX_AGENTS,
+@click.option("--max-agents", type=click.IntRange(min=1), default=DEFAULTS.max_agents,
               show_default=True,
               help="Agents (wire, model, agent name, language) kept open; the least recently "
                    "used idle ones are closed beyond this.")
-@click.option("--max-rounds", type=click.IntRange(min=1), default=None)
-@click.option("--image-cap", type=click.IntRange(min=0), default=None)
+@click.option("--max-rounds", type=click.IntRange(min=1), default=DEFAULTS.agents.max_rounds,
+              show_default=True, help="Tool rounds before the closing summary call.")
+@click.option("--image-cap", type=click.IntRange(min=0), default=DEFAULTS.agents.image_cap,
+              show_default=True, help="Tool images one request may carry, the newest kept.")
 def worker(db: str, nats_url: str, mcp_config: str | None, concurrency: int,
            base_urls: tuple[str, ...], name: str | None, grace: float, max_agents: int,
-           max_rounds: int | None, image_cap: int | None) -> None:
+           max_rounds: int, image_cap: int) -> None:
     """Run turns from the work queue, recording them in a shared PostgreSQL store.
 
     A request is acknowledged when its turn has ended in the store; the turn of a worker that
     died is taken over from its record. SIGTERM or Ctrl-C: take no new request, let running
     turns finish (--grace), hand the rest back, exit 0."""
-    if "://" not in db:
-        raise click.BadParameter(f"{db!r} is not a PostgreSQL URL (workers share one store)",
-                                 param_hint="--db")
-    running = Worker(db=db, nats=nats_url, mcp=mcp_config, concurrency=concurrency,
-                     base_urls=parse_base_urls(base_urls), name=name, grace=grace,
-                     max_agents=max_agents,
-                     max_rounds=max_rounds or DEFAULT_MAX_ROUNDS,
-                     image_cap=DEFAULT_IMAGE_CAP if image_cap is None else image_cap)
+    servers = read_mcp_config(mcp_config)
+    if not is_database_url(db):
+        raise click.BadParameter(
+            f"{redact_url(db)!r} is not a PostgreSQL URL (workers share one store)",
+            param_hint="--db")
+    settings = WorkerSettings(
+        concurrency=concurrency, grace=grace, max_agents=max_agents,
+        agents=AgentSettings(max_rounds=max_rounds, image_cap=image_cap))
+    running = Worker(db=db, nats=nats_url, mcp=servers, base_urls=parse_base_urls(base_urls),
+                     name=name, settings=settings)
 
     async def main() -> FuseforksError | None:
         failed: FuseforksError | None = None

@@ -148,4 +148,5 @@ def system_texts(request: ChatRequest) -> list[str]:
 
 
 def has_images(request: ChatRequest) -> bool:
+    """The request carries tool images (on its tool results, whatever their placement)."""
     return any(isinstance(m, ToolResultMessage) and m.images for m in request.messages)

@@ -10,13 +10,17 @@ stdio server still sees its stdin close when the parent dies. This file imports 
 fuseforks: it runs with `-S`, before any package is found.
 
 The kernel ties the signal to the *thread* that started the child: start a long-lived child from
-a thread that lives as long as the process (the main thread, or the event loop's).
+a thread that lives as long as the process (the main thread, or the event loop's). A child that
+runs as another user (PostgreSQL refuses root) may be unable to reach this interpreter to run the
+launcher; `binder` gives the same binding as a `preexec_fn`, made in the child after its change
+of user (a change of credentials clears the binding, so it must come after).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 
 _PR_SET_PDEATHSIG = 1
 _SIGKILL = 9
@@ -27,6 +31,12 @@ def leashed(command: list[str], *, signal: int = _SIGKILL) -> list[str]:
     dies."""
     parent = str(os.getpid()) if signal == _SIGKILL else f"{os.getpid()}:{signal}"
     return [sys.executable, "-I", "-S", os.path.abspath(__file__), parent, *command]
+
+
+def binder(*, signal: int = _SIGKILL) -> Callable[[], None]:
+    """A `preexec_fn` binding the child to this process's life (see the module's docstring)."""
+    parent = os.getpid()
+    return lambda: _bind_to_parent(parent, signal)
 
 
 def _bind_to_parent(parent: int, signal: int) -> None:

@@ -103,31 +103,6 @@ class ResultLimits(msgspec.Struct, frozen=True, kw_only=True):
 
 MEDIA_TYPES = {"JPEG": "image/jpeg", "WEBP": "image/webp"}
 """Format name -> the media type fuseforks sends it as (PNG is always re-encoded)."""
-RECOGNIZED_IMAGE_SIGNATURES: tuple[tuple[bytes, int, str], ...] = (
-    (b"GIF87a", 0, "GIF"),
-    (b"GIF89a", 0, "GIF"),
-    (b"BM", 0, "BMP"),
-    (b"II*\x00", 0, "TIFF"),
-    (b"MM\x00*", 0, "TIFF"),
-    (b"II+\x00", 0, "TIFF"),  # BigTIFF
-    (b"MM\x00+", 0, "TIFF"),
-    (b"\x00\x00\x01\x00", 0, "ICO"),
-    (b"\x00\x00\x02\x00", 0, "CUR"),
-    (b"8BPS", 0, "PSD"),
-    (b"\x00\x00\x00\x0cjP  \r\n\x87\n", 0, "JPEG2000"),
-    (b"\xff\x4f\xff\x51", 0, "JPEG2000"),
-    (b"\xff\x0a", 0, "JXL"),
-    (b"\x00\x00\x00\x0cJXL \r\n\x87\n", 0, "JXL"),
-    (b"qoif", 0, "QOI"),
-    (b"DDS ", 0, "DDS"),
-    (b"icns", 0, "ICNS"),
-    (b"%PDF", 0, "PDF"),
-    (b"<svg", 0, "SVG"),
-    (b"<?xml", 0, "SVG"),
-)
-"""(magic, offset, name) of the image formats recognised but not carried (JPEG, PNG and WebP are
-carried; HEIF and AVIF are recognised by their `ftyp` brand). Read by the format sniffer and by the
-privacy guard, which must catch every image format fuseforks knows."""
 FORMAT_NAMES = {media_type: name for name, media_type in MEDIA_TYPES.items()}
 """Media type -> the format name a person reads in the display line and in replay."""
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Literal, TypeVar, get_args
 
+from fuseforks.core.errors import UnknownName
+
 Language = Literal["ja", "en", "zh"]
 """The village language: the language of every sentence fuseforks adds to what the model reads."""
 
@@ -73,7 +75,7 @@ def _parse(value: str, choices: tuple[_T, ...], what: str) -> _T:
     for choice in choices:
         if value == choice:
             return choice
-    raise ValueError(f"unknown {what} {value!r}; known: {', '.join(choices)}")
+    raise UnknownName(f"unknown {what} {value!r}; known: {', '.join(choices)}")
 
 
 def parse_language(value: str) -> Language:

@@ -16,14 +16,15 @@ from pathlib import Path
 import anyio
 import msgspec
 
-from fuseforks.agent import Agent, TurnResult
+from fuseforks.agent import Agent, AgentSettings, TurnResult
 from fuseforks.core.leash import leashed
 from fuseforks.core.names import Language
 from fuseforks.demo.camera import frame_colours
 from fuseforks.demo.scenarios import DEMO_SCENARIOS, REQUEST, Scenario
 from fuseforks.events.codec import Envelope
-from fuseforks.events.types import RequestSent, ResponseReceived, ToolResultRecorded
+from fuseforks.events.types import ToolResultRecorded
 from fuseforks.mcp import StdioServer, ToolHub
+from fuseforks.projections.deliveries import deliveries, received
 from fuseforks.projections.display import tool_displays
 from fuseforks.projections.log import turn_log
 from fuseforks.stores.open import Target, open_store
@@ -87,26 +88,13 @@ def simulator_process(record_dir: Path | None) -> Iterator[str]:
 
 def delivered_placement(events: Sequence[Envelope]) -> str:
     """Where the images of the last answered request that carried any sat; `-` if none did."""
-    placement, pending = "-", "-"
-    for envelope in events:
-        event = envelope.event
-        if isinstance(event, RequestSent):
-            pending = event.images[0].placement if event.images else "-"
-        elif isinstance(event, ResponseReceived) and pending != "-":
-            placement = pending
-    return placement
+    answered = received(deliveries(events))
+    return answered[-1].sent.images[0].placement if answered else "-"
 
 
 def images_delivered(events: Sequence[Envelope]) -> int:
     """The most tool images on one request that the provider answered (a refused one not counted)."""
-    most, pending = 0, 0
-    for envelope in events:
-        event = envelope.event
-        if isinstance(event, RequestSent):
-            pending = len(event.images)
-        elif isinstance(event, ResponseReceived):
-            most = max(most, pending)
-    return most
+    return max((len(r.sent.images) for r in received(deliveries(events))), default=0)
 
 
 async def run_scenarios(db_path: Target, log_path: Path, record_dir: Path | None = None,
@@ -125,8 +113,9 @@ async def run_scenarios(db_path: Target, log_path: Path, record_dir: Path | None
                 async with Agent(
                     wire=scenario.wire, model=scenario.model, api_key=api_key,
                     base_url=base_url + WIRE_PREFIXES[scenario.wire], tools=hub, db=store,
-                    log=log_path, language=language, name="demo",
-                    retry=RetryPolicy(base_delay=0.05, max_delay=0.2),
+                    log=log_path, settings=AgentSettings(
+                        language=language, name="demo",
+                        retry=RetryPolicy(base_delay=0.05, max_delay=0.2)),
                 ) as agent:
                     result = await agent.run(REQUEST[language])
                 outcomes.append(ScenarioOutcome(

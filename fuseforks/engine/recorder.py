@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import anyio
 
-from fuseforks.core.errors import FuseforksError
+from fuseforks.core.errors import PrefixDiverged
 from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import Clock, Sequencer
 from fuseforks.events.types import JpegResent, LlmRetried, LlmRetryStopped, TurnEvent
@@ -26,11 +26,6 @@ from fuseforks.ports.notices import JpegResendNotice, RetryNotice, RetryStop
 from fuseforks.projections.turn_state import TurnState, evolve_turn
 
 Publish = Callable[[Sequence[Envelope]], Awaitable[None]]
-
-
-class PrefixDiverged(FuseforksError):
-    """Today's engine does not re-drive a recorded prefix to the same events: the turn cannot be
-    taken over (its record was made by an engine that decided differently)."""
 
 
 class Ledger:

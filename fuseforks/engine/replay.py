@@ -16,10 +16,13 @@ import anyio
 import msgspec
 
 from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall
+from fuseforks.core.errors import WireError, WireRejected
 from fuseforks.core.names import InFlight, Language, WireName
+from fuseforks.engine.not_started import redrive_not_started
 from fuseforks.engine.outputs import recorded_output
 from fuseforks.engine.session_replay import redrive_session
-from fuseforks.engine.turn import Turn, TurnSpec, recorded_takeovers
+from fuseforks.engine.takeover import Continuation
+from fuseforks.engine.turn import Turn, TurnSpec
 from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import FixedClock
 from fuseforks.events.types import (
@@ -39,12 +42,12 @@ from fuseforks.events.types import (
     TurnEnded,
     TurnEvent,
     TurnInterrupted,
+    TurnNotStarted,
     TurnStarted,
     TurnTakenOver,
 )
 from fuseforks.images.vault import ImageVault
 from fuseforks.mcp.render import ToolOutput
-from fuseforks.ports.errors import WireError, WireRejected
 from fuseforks.ports.model import ModelNotes, TextListener
 from fuseforks.ports.notices import JpegResendNotice, RetryNotice, RetryStop
 
@@ -76,31 +79,32 @@ class _ReplayedFailure(WireError):
         return self._text
 
 
-class Exchange(msgspec.Struct, frozen=True):
-    """One recorded model call: the notices heard during it and how it ended."""
+class RecordedCall(msgspec.Struct, frozen=True):
+    """One recorded model call: the notices heard during it and how it ended. (Not a
+    conversation's `Exchange`, which is an earlier turn's request and answer.)"""
 
     notices: list[TurnEvent]
     outcome: ResponseReceived | RequestRefused | None
 
 
-def exchanges(events: Sequence[TurnEvent]) -> list[Exchange]:
-    found: list[Exchange] = []
+def recorded_calls(events: Sequence[TurnEvent]) -> list[RecordedCall]:
+    found: list[RecordedCall] = []
     current: list[TurnEvent] | None = None
     for event in events:
         if isinstance(event, RequestSent):
             if current is not None:
-                found.append(Exchange(current, None))
+                found.append(RecordedCall(current, None))
             current = []
         elif current is not None and isinstance(event, LlmRetried | LlmRetryStopped |
                                                 JpegResent):
             current.append(event)
         elif current is not None and isinstance(event, ResponseReceived | RequestRefused):
-            found.append(Exchange(current, event))
+            found.append(RecordedCall(current, event))
             current = None
         elif isinstance(event, TurnTakenOver):
             current = None  # its answer was lost with the process; the request is sent again
     if current is not None:
-        found.append(Exchange(current, None))
+        found.append(RecordedCall(current, None))
     return found
 
 
@@ -129,7 +133,7 @@ class ReplayModel:
         self.model = started.model
         self.endpoint_host = started.endpoint_host
         self.placement = started.placement
-        self._queue = deque(exchanges(events))
+        self._queue = deque(recorded_calls(events))
         if not any(isinstance(e, TurnEnded) for e in events):
             while self._queue and self._queue[-1].outcome is None:
                 self._queue.pop()  # a record cut by a dying process: that answer was never heard
@@ -139,20 +143,20 @@ class ReplayModel:
 
     async def chat(self, request: ChatRequest, vault: ImageVault, notes: ModelNotes, *,
                    on_text: TextListener | None = None) -> ChatResponse:
-        """The next recorded exchange; a listener hears the recorded answer's text in one piece,
+        """The next recorded call; a listener hears the recorded answer's text in one piece,
         as the attempt the recording ended on (deltas were never recorded)."""
         if not self._queue:
             raise ReplayExhausted(wire=self.wire, status=None, error_class="replay",
                                   message="the recording has no further model response")
-        exchange = self._queue.popleft()
-        for notice in exchange.notices:
+        call = self._queue.popleft()
+        for notice in call.notices:
             self._tell(notice, notes)
-        outcome = exchange.outcome
+        outcome = call.outcome
         if outcome is None and not self._queue and self._interruption.during("request"):
             await self._interruption.enact()
         if isinstance(outcome, ResponseReceived):
             if on_text is not None and outcome.text:
-                resent = sum(isinstance(n, LlmRetried | JpegResent) for n in exchange.notices)
+                resent = sum(isinstance(n, LlmRetried | JpegResent) for n in call.notices)
                 on_text(outcome.text, 1 + resent)
             return ChatResponse(
                 text=outcome.text,
@@ -274,9 +278,12 @@ def spec_of(started: TurnStarted) -> TurnSpec:
 
 async def redrive(recorded: Sequence[Envelope]) -> list[Envelope]:
     """Run today's engine on a recorded turn's results (or today's gateway session on a recorded
-    session's); return the envelopes it emits."""
+    session's); return the envelopes it emits. A turn that could not start is recorded again
+    from its request and reason."""
     events = [e.event for e in recorded]
     started = events[0]
+    if isinstance(started, TurnNotStarted):
+        return redrive_not_started(recorded, FixedClock())
     if isinstance(started, SessionStarted):
         return await redrive_session(recorded)
     if not isinstance(started, TurnStarted):
@@ -285,7 +292,7 @@ async def redrive(recorded: Sequence[Envelope]) -> list[Envelope]:
     turn = Turn(spec_of(started), ReplayModel(started, events, interruption),
                 ReplayTools(started, events, interruption),
                 turn_id=recorded[0].turn_id, clock=FixedClock(),
-                takeovers=recorded_takeovers(recorded))
+                continuing=Continuation.replayed(recorded))
     interruption.turn = turn
     return (await turn.run()).history
 

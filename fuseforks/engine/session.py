@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import anyio
 import msgspec
 
-from fuseforks.core.errors import FuseforksError
+from fuseforks.core.errors import SessionClosed
 from fuseforks.core.media import ImageLimits, ResultLimits
 from fuseforks.core.names import GatewayTransport, Language, SessionEndCause, parse_language
 from fuseforks.engine.outputs import output_events, recorded_arguments
@@ -61,10 +61,6 @@ class ProgressListener(Protocol):
 
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
         ...
-
-
-class SessionClosed(FuseforksError):
-    """A call finished after its session had ended: its result goes to nobody."""
 
 
 class SessionTools(Protocol):

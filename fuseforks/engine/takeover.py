@@ -1,98 +1,104 @@
-"""Taking over a turn whose process died: re-drive its record, then go on live.
+"""A turn that continues a record: where it is (or was) taken over, and the record it re-drives.
 
-Durable execution, as a workflow engine does it: the record of the dead process's turn is in the
-store, and the engine is deterministic given its inputs (`replay --verify` proves it). So the new
-process runs the engine from the start with the recorded answers and tool outputs fed back — no
-provider request and no tool call is repeated for a step whose result is recorded — and the events
-it emits are checked against the record instead of being written again. Where the record ends, the
-engine records `TurnTakenOver` and the turn continues with the live ports.
+Durable execution, as a workflow engine does it: the engine is deterministic given its inputs, so
+a turn whose process died is run again from its start with the recorded results fed back
+(`fuseforks.engine.resume`), and the events it emits are checked against the record instead of
+being written again (`Recorder`). Where the record ends the turn is taken over: `Turn` records
+`TurnTakenOver` there and goes on live. Replay re-drives a taken-over turn the same way, taking
+it over at the same seq with the recorded worker and endpoint. `Continuation` is that one idea —
+the takeover points and the recorded prefix — handed to `Turn` as one object.
 
-What cannot be recovered is said, not hidden: tool images lived only in the dead process's memory,
-and a tool call that started without a recorded result may or may not have run. `Turn` records
-both on `TurnTakenOver` (see its docstring for the decisions).
+What cannot be recovered is said, not hidden. The record of a dead process always ends at a
+write-ahead commit, so a takeover meets one of two points:
+- after a `RequestSent` without an answer: the tool images the dead process held are taken off
+  the message list (`images_lost`; each result then says so in the village language) and the
+  request is sent again;
+- after a round's `ToolCalled` events without results: the calls are not run again (a tool can
+  have effects; whether it ran is unknown), each gets a result saying it was lost
+  (`calls_lost`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from fuseforks.core.canonical import ChatRequest, ChatResponse
-from fuseforks.core.errors import FuseforksError
-from fuseforks.core.names import Language
+import msgspec
+
+from fuseforks.core.errors import PrefixDiverged
 from fuseforks.engine.recorder import Publish
-from fuseforks.engine.replay import ReplayModel, ReplayTools, spec_of
-from fuseforks.engine.turn import Takeover, Turn, recorded_takeovers
 from fuseforks.events.codec import Envelope
-from fuseforks.events.sequencer import Clock
-from fuseforks.events.types import ToolSpecRecord, TurnEnded, TurnEvent, TurnStarted
-from fuseforks.images.vault import ImageVault
-from fuseforks.ports.model import ModelNotes, ModelPort
-from fuseforks.ports.tools import ToolOutput, ToolPort
+from fuseforks.events.privacy import elide_base64
+from fuseforks.events.sequencer import Clock, Sequencer, SystemClock
+from fuseforks.events.types import RoundStarted, TurnEnded, TurnTakenOver
 
 
-class NothingToTakeOver(FuseforksError):
-    """The record is empty, does not start with `TurnStarted`, has a gap, or has already ended."""
+class Takeover(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a turn is taken over: after the event with seq `after_seq` (the end of the record a
+    dead process left), by `worker`, which sends to `endpoint_host` from then on."""
+
+    after_seq: int
+    worker: str
+    endpoint_host: str
 
 
-class ResumeModel:
-    """The recorded answers while the record lasts, then the live model. It names the model the
-    record names: the turn's identity does not change with the process that runs it."""
+class Continuation(msgspec.Struct, frozen=True, kw_only=True):
+    """What a re-driven turn continues: every point where it is taken over, and the recorded
+    envelopes that stand in for the events it emits until the record ends (checked one by one,
+    never published again; none in replay, which compares afterwards)."""
 
-    def __init__(self, started: TurnStarted, events: Sequence[TurnEvent], live: ModelPort) -> None:
-        self._recorded = ReplayModel(started, events)
-        self._live = live
-        self.wire, self.model = started.wire, started.model
-        self.endpoint_host, self.placement = started.endpoint_host, started.placement
+    takeovers: tuple[Takeover, ...] = ()
+    prefix: tuple[Envelope, ...] = ()
 
-    async def chat(self, request: ChatRequest, vault: ImageVault, notes: ModelNotes,
-                   **options: Any) -> ChatResponse:
-        if self._recorded.remaining:
-            return await self._recorded.chat(request, vault, notes)
-        return await self._live.chat(request, vault, notes, **options)
+    @classmethod
+    def replayed(cls, recorded: Sequence[Envelope]) -> Continuation:
+        """Re-driving a record to compare: its takeovers where they happened."""
+        return cls(takeovers=tuple(_recorded_takeovers(recorded)))
 
-
-class ResumeTools:
-    """The recorded outputs while the record lasts, then the live tools."""
-
-    def __init__(self, started: TurnStarted, events: Sequence[TurnEvent], live: ToolPort) -> None:
-        self._recorded = ReplayTools(started, events)
-        self._live = live
-
-    def tool_specs(self) -> Sequence[ToolSpecRecord]:
-        return self._recorded.tool_specs()
-
-    def server_of(self, name: str) -> str:
-        return self._recorded.server_of(name) or self._live.server_of(name)
-
-    async def call(self, name: str, arguments: dict[str, Any], language: Language) -> ToolOutput:
-        if self._recorded.holds(name, arguments):
-            return await self._recorded.call(name, arguments, language)
-        return await self._live.call(name, arguments, language)
+    @classmethod
+    def taken_over(cls, recorded: Sequence[Envelope], *, worker: str,
+                   endpoint_host: str) -> Continuation:
+        """Taking over a record that has no end: its takeovers, then this one where it stops."""
+        here = Takeover(after_seq=recorded[-1].seq, worker=worker, endpoint_host=endpoint_host)
+        return cls(takeovers=(*_recorded_takeovers(recorded), here), prefix=tuple(recorded))
 
 
-def resume(recorded: Sequence[Envelope], model: ModelPort, tools: ToolPort, *, worker: str,
-           publish: Publish | None = None, clock: Clock | None = None) -> Turn:
-    """The turn of `recorded` (a record without an end), ready to `run()` in this process.
+def _recorded_takeovers(recorded: Sequence[Envelope]) -> list[Takeover]:
+    return [Takeover(after_seq=e.seq - 1, worker=e.event.worker,
+                     endpoint_host=e.event.endpoint_host)
+            for e in recorded if isinstance(e.event, TurnTakenOver)]
 
-    `model` must be the live model the record names (same wire and model); requests go to its
-    endpoint from the takeover on. Raises `NothingToTakeOver` for a record that is not an unended
-    turn; `run()` raises `PrefixDiverged` if today's engine does not re-drive the record."""
-    if not recorded or not isinstance(recorded[0].event, TurnStarted):
-        raise NothingToTakeOver("the record does not begin with TurnStarted")
-    turn_id = recorded[0].turn_id
-    if [e.seq for e in recorded] != list(range(1, len(recorded) + 1)):
-        raise NothingToTakeOver(f"turn {turn_id}: the record has a gap in its seq")
-    if isinstance(recorded[-1].event, TurnEnded):
-        raise NothingToTakeOver(f"turn {turn_id} has already ended")
-    started = recorded[0].event
-    if (model.wire, model.model) != (started.wire, started.model):
-        raise NothingToTakeOver(
-            f"turn {turn_id} runs on {started.wire} {started.model}, not {model.wire} {model.model}")
-    events = [e.event for e in recorded]
-    takeovers = [*recorded_takeovers(recorded),
-                 Takeover(after_seq=recorded[-1].seq, worker=worker,
-                          endpoint_host=model.endpoint_host)]
-    return Turn(spec_of(started), ResumeModel(started, events, model),
-                ResumeTools(started, events, tools), turn_id=turn_id, clock=clock,
-                publish=publish, takeovers=takeovers, prefix=recorded)
+
+class Takeovers:
+    """The takeover points a running turn has yet to meet."""
+
+    def __init__(self, turn_id: str, continuation: Continuation) -> None:
+        self.turn_id = turn_id
+        self._points = {t.after_seq: t for t in continuation.takeovers}
+
+    def here(self, seq: int) -> bool:
+        """The turn is taken over right after the event `seq` (the record ends there)."""
+        return seq in self._points
+
+    def take(self, seq: int) -> Takeover:
+        return self._points.pop(seq)
+
+    def none_missed(self, seq: int) -> None:
+        """Before a side effect: no takeover is left behind (a record that ends where the engine
+        cannot take over must not quietly go live)."""
+        missed = [point for point in self._points if point <= seq]
+        if missed:
+            raise PrefixDiverged(f"turn {self.turn_id} cannot be taken over: its record ends at "
+                                 f"seq {missed[0]}, where today's engine does not wait on a "
+                                 "side effect")
+
+
+async def record_abandoned(recorded: Sequence[Envelope], reason: str, publish: Publish,
+                           clock: Clock | None = None) -> list[Envelope]:
+    """End a turn whose record today's engine cannot continue (`PrefixDiverged`): `TurnEnded`
+    with `stop="error"` and the reason, after the record's last event, so that the turn has an
+    end and no one waits on it for ever. Its rounds are the rounds the record started."""
+    rounds = max((e.event.round for e in recorded if isinstance(e.event, RoundStarted)), default=0)
+    batch = Sequencer(recorded[-1].turn_id, clock or SystemClock(), last_seq=recorded[-1].seq).seal(
+        [TurnEnded(rounds=rounds, stop="error", error=elide_base64(reason))])
+    await publish(batch)
+    return batch

@@ -4,11 +4,18 @@ Each step emits events; the events fold into `TurnState`; the next step reads th
 else is remembered between steps, so a recorded stream re-driven through the same ports produces
 the same events (replay). The rules of the turn live here:
 
-- tool images go on the tool-result message, with the carrier caption in the village language;
+- tool images go where the turn's placement puts them: inside the tool result (native), or in a
+  user-role message right after the run of results, captioned as a tool's output in the village
+  language (alternate); a turn starts with the placement recorded on `TurnStarted` (the one its
+  agent knows works for the model);
 - at the end of each round at most `image_cap` tool images stay on the message list, newest kept;
-- a request carrying tool images that is refused (400 or images rejected) is resent once without
-  them, and for the rest of the turn new tool images are not attached; the closing summary call
-  goes through the same path;
+- a request whose tool images are refused (the images, or where they sit, or a 400/413/422 that
+  names nothing) climbs the placement ladder: unless the images themselves were refused, they
+  first move from the native to the alternate placement (`PlacementChanged`) and the request is
+  sent again; refused there too, every tool image is stripped (`ImagesStripped`) and the request
+  is resent once without them, and for the rest of the turn new tool images are not attached.
+  What a placement did is recorded (`PlacementLearned`). The closing summary call goes through
+  the same path;
 - the same (tool, arguments, body, image digests) a third time stops the loop;
 - image bytes live in the turn's vault and are released when the turn ends, whatever happens;
 - any base64 run in text that would be recorded (a model's answer or tool arguments, a tool's text
@@ -31,8 +38,8 @@ from collections.abc import Sequence
 import anyio
 import msgspec
 
-from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall, ToolResultMessage
-from fuseforks.core.errors import FuseforksError
+from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall, has_images
+from fuseforks.core.errors import HandedBack, WireError, WireRejected
 from fuseforks.core.names import (
     DEFAULT_IMAGE_CAP,
     DEFAULT_MAX_ROUNDS,
@@ -48,7 +55,8 @@ from fuseforks.core.names import (
 )
 from fuseforks.core.texts import texts
 from fuseforks.engine.outputs import output_events, recorded_arguments
-from fuseforks.engine.recorder import PrefixDiverged, Publish, Recorder
+from fuseforks.engine.recorder import Publish, Recorder
+from fuseforks.engine.takeover import Continuation, Takeovers
 from fuseforks.events.codec import Envelope
 from fuseforks.events.privacy import elide_base64
 from fuseforks.events.sequencer import Clock, SystemClock
@@ -74,7 +82,6 @@ from fuseforks.events.types import (
     TurnTakenOver,
 )
 from fuseforks.images.vault import ImageVault
-from fuseforks.ports.errors import WireError, WireRejected
 from fuseforks.ports.model import ModelPort, OnText, text_listener
 from fuseforks.ports.tools import ToolOutput, ToolPort, fault_output
 from fuseforks.projections.messages import chat_request, deliveries
@@ -104,24 +111,6 @@ class TurnSpec(msgspec.Struct, frozen=True, kw_only=True):
     learns_placements: bool = True
 
 
-class HandedBack(FuseforksError):
-    """The turn was stopped without an end, for another process to take over."""
-
-
-class Takeover(msgspec.Struct, frozen=True, kw_only=True):
-    """Where a turn is taken over: after the event with seq `after_seq` (the end of the record a
-    dead process left), by `worker`, which sends to `endpoint_host` from then on."""
-
-    after_seq: int
-    worker: str
-    endpoint_host: str
-
-
-def recorded_takeovers(recorded: Sequence[Envelope]) -> list[Takeover]:
-    """The takeovers a turn's record holds, to re-drive them where they happened."""
-    return [Takeover(after_seq=e.seq - 1, worker=e.event.worker,
-                     endpoint_host=e.event.endpoint_host)
-            for e in recorded if isinstance(e.event, TurnTakenOver)]
 
 
 class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -173,8 +162,7 @@ class Turn:
         turn_id: str | None = None,
         clock: Clock | None = None,
         publish: Publish | None = None,
-        takeovers: Sequence[Takeover] = (),
-        prefix: Sequence[Envelope] = (),
+        continuing: Continuation | None = None,
         on_text: OnText | None = None,
     ) -> None:
         parse_language(spec.language)  # an unknown language fails before anything is recorded
@@ -183,8 +171,9 @@ class Turn:
         self.model = model
         self.tools = tools
         self.turn_id = turn_id or f"turn-{uuid.uuid4().hex}"
-        self.recorder = Recorder(self.turn_id, clock or SystemClock(), publish, prefix)
-        self._takeovers = {t.after_seq: t for t in takeovers}
+        continuing = continuing or Continuation()
+        self.recorder = Recorder(self.turn_id, clock or SystemClock(), publish, continuing.prefix)
+        self._takeovers = Takeovers(self.turn_id, continuing)
         self._endpoint_host = model.endpoint_host
         """Where requests go; a takeover changes it (the new process has its own endpoint)."""
         self.vault = ImageVault()
@@ -367,13 +356,13 @@ class Turn:
     async def _send(self, purpose: RequestPurpose, summary: bool) -> ChatResponse:
         rec = self.recorder
         request = self._request_sent(purpose, summary)
-        while self._takes_over_here():
+        while self._takeovers.here(self.recorder.seq):
             # The record ends with this request, unanswered: the answer was lost with the process
             # that sent it. Without the images that process held, it is sent again (and again,
             # if the process that sent it again died too).
             self._take_over([])
             request = self._request_sent(purpose, summary)
-        self._no_missed_takeover()
+        self._takeovers.none_missed(self.recorder.seq)
         await rec.commit()  # write-ahead: the request is on record before it leaves
         self._in_flight = "request"
         response = await self.model.chat(request, self.vault, rec, on_text=text_listener(
@@ -384,7 +373,7 @@ class Turn:
             usage=response.usage,
             stop_reason=response.stop_reason,
         ))
-        if any(isinstance(m, ToolResultMessage) and m.images for m in request.messages):
+        if has_images(request):
             self._learn("received")
         return response
 
@@ -399,21 +388,8 @@ class Turn:
 
     # --- taking over a turn whose process died --------------------------------------------------
 
-    def _takes_over_here(self) -> bool:
-        """The turn is being taken over and its record ends at the event just emitted."""
-        return self.recorder.seq in self._takeovers
-
-    def _no_missed_takeover(self) -> None:
-        """Before a side effect: no takeover is left behind (a record that ends where the engine
-        cannot take over must not quietly go live)."""
-        missed = [seq for seq in self._takeovers if seq <= self.recorder.seq]
-        if missed:
-            raise PrefixDiverged(f"turn {self.turn_id} cannot be taken over: its record ends at "
-                                 f"seq {missed[0]}, where today's engine does not wait on a "
-                                 "side effect")
-
     def _take_over(self, calls: Sequence[ToolCall]) -> None:
-        takeover = self._takeovers.pop(self.recorder.seq)
+        takeover = self._takeovers.take(self.recorder.seq)
         self._endpoint_host = takeover.endpoint_host
         self.recorder.emit(TurnTakenOver(
             round=self.state.round, worker=takeover.worker, endpoint_host=takeover.endpoint_host,
@@ -437,7 +413,7 @@ class Turn:
             record = call_record(call)
             rec.emit(ToolCalled(round=round_, call_id=call.id, server=self.tools.server_of(call.name),
                                 name=call.name, arguments=record.arguments))
-        if self._takes_over_here():
+        if self._takeovers.here(self.recorder.seq):
             # The record ends with these calls started: they may or may not have run. A tool can
             # have effects, so they are not run again; each result says it was lost.
             self._take_over(calls)
@@ -446,7 +422,7 @@ class Turn:
                 rec.emit(ToolResultRecorded(round=round_, call_id=call.id, name=call.name,
                                             ok=False, body=lost, fault="lost in takeover"))
             return
-        self._no_missed_takeover()
+        self._takeovers.none_missed(self.recorder.seq)
         await rec.commit()  # write-ahead: the calls are on record before any starts
         self._in_flight = "tools"
         outputs: list[ToolOutput | None] = [None] * len(calls)

@@ -12,7 +12,7 @@ only implied by an earlier event of the same turn.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -208,14 +208,25 @@ def _turn_ended_v1(data: dict[str, Any], context: Context) -> dict[str, Any]:
     return data
 
 
+RENAMED = {"WireRejected400": "RequestRefused", "AttachmentFallback": "JpegResent"}
+"""Kinds that version 1 wrote under an older name: the stored name, and the kind it is read as."""
+
+
 @upcaster(1, "WireRejected400")
 def _request_refused_v1(data: dict[str, Any], context: Context) -> dict[str, Any]:
-    return {**data, "kind": "RequestRefused"}
+    return {**data, "kind": RENAMED["WireRejected400"]}
 
 
 @upcaster(1, "AttachmentFallback")
 def _jpeg_resent_v1(data: dict[str, Any], context: Context) -> dict[str, Any]:
-    return {**data, "kind": "JpegResent"}
+    return {**data, "kind": RENAMED["AttachmentFallback"]}
+
+
+def stored_kinds(kinds: Iterable[str]) -> list[str]:
+    """The names under which events of `kinds` may be stored: each kind, and the older names
+    that are read as it (a store that finds events by their stored kind asks for all of them)."""
+    wanted = list(dict.fromkeys(kinds))
+    return wanted + [old for old, new in RENAMED.items() if new in wanted and old not in wanted]
 
 
 # --- upcasters: schema version 2 -> 3 ------------------------------------------------------------

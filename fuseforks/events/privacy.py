@@ -10,9 +10,9 @@ What counts as media is decided by what the text *decodes to*, never by how long
    decoded bytes start with the signature of a known format *and* the header after the signature
    is consistent: JPEG marker segments that chain, a BMP's reserved zeros and header size, three
    MP3 frames each where the one before ends, a RIFF or ICNS length that fits the data, a GIF
-   screen descriptor no text could spell, ... The formats: every image format
-   `fuseforks.images` recognises (`RECOGNIZED_IMAGE_SIGNATURES` plus JPEG, PNG, WebP, HEIF,
-   AVIF), audio (WAV and any RIFF, MP3 with ID3 or bare frames, AAC ADTS, OGG, FLAC, AIFF), video
+   screen descriptor no text could spell, ... The formats: every image format fuseforks
+   recognises (the signatures of `fuseforks.core.signatures`, which the image pipeline reads too,
+   and the same JPEG marker walk), audio (WAV and any RIFF, MP3 with ID3 or bare frames, AAC ADTS, OGG, FLAC, AIFF), video
    (MP4/MOV/3GP and every ISO `ftyp` file, WebM/Matroska, AVI) and PDF. Candidates are found in
    one regular-expression pass over the base64 spelling of each signature; only candidates are
    decoded, 48 bytes first and up to 6 KB when a check needs more.
@@ -64,18 +64,13 @@ from collections.abc import Iterator
 
 import msgspec
 
-from fuseforks.core.errors import FuseforksError
-from fuseforks.core.media import RECOGNIZED_IMAGE_SIGNATURES
+from fuseforks.core import signatures as sig
+from fuseforks.core.errors import PixelLeakError
 from fuseforks.events.codec import encode_event
 from fuseforks.events.types import TurnEvent
 
 BLOB_RUN_CHARS = 64 * 1024
 """An unbroken base64-alphabet run this long is a blob whatever it decodes to (see above)."""
-
-BASE64_RUN_LIMIT = 200
-"""The former rule (any base64-alphabet run of 200+ characters was refused or elided), which
-corrupted legitimate text; no longer applied by anything here. Kept only so that code importing the
-name still imports; use `BLOB_RUN_CHARS` and `media_spans`."""
 
 _ALPHABET = "A-Za-z0-9+/_\\-"
 _STD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -101,8 +96,6 @@ _WEAK_MIN_CHARS = 256  # a bare JPEG XL codestream (a 2-byte signature) needs th
 MARKER = "[base64 omitted: {n} characters]"
 
 
-class PixelLeakError(FuseforksError):
-    """An event would have carried image data or base64 into the store or the log."""
 
 
 # --- signatures ---------------------------------------------------------------------------------
@@ -115,18 +108,18 @@ def _masked(value: bytes, mask: bytes | None = None) -> tuple[bytes, bytes]:
 # (value, mask) of the leading bytes of each kind of file: the base64 spelling of these bits is
 # what the candidate search looks for. Each candidate is then checked by `_identify`.
 _LEADING_BITS: list[tuple[bytes, bytes]] = [
-    _masked(b"\xff\xd8\xff"),  # JPEG
-    _masked(b"\x89PNG\r\n\x1a\n"),
-    _masked(b"RIFF"),  # WebP, WAV, AVI
+    _masked(sig.JPEG),
+    _masked(sig.PNG),
+    _masked(sig.RIFF),  # WebP, WAV, AVI
     _masked(b"FORM"),  # AIFF
-    _masked(b"\x00\x00\x00\x00ftyp", b"\xff\xff\x00\x00\xff\xff\xff\xff"),  # HEIF, AVIF, MP4
+    _masked(b"\x00\x00\x00\x00" + sig.FTYP, b"\xff\xff\x00\x00\xff\xff\xff\xff"),  # HEIF, AVIF, MP4
     _masked(b"OggS"),
     _masked(b"fLaC"),
     _masked(b"ID3"),
     _masked(b"\xff\xe0", b"\xff\xe0"),  # MPEG audio frame sync, AAC ADTS
     _masked(b"\x1a\x45\xdf\xa3"),  # Matroska, WebM
     _masked(b"%PDF-"),
-    *(_masked(magic) for magic, offset, _ in RECOGNIZED_IMAGE_SIGNATURES if offset == 0),
+    *(_masked(magic) for magic, offset, _ in sig.RECOGNIZED_IMAGE_SIGNATURES if offset == 0),
 ]
 
 
@@ -293,22 +286,23 @@ def _jpeg(look: _Look) -> bool:
     h = look.head
     if len(h) < 6 or h[3] not in _JPEG_FIRST_MARKERS:
         return False
-    data, position, walked = h, 2, 0
-    while walked < 2:
-        if position + 4 > len(data):
-            if data is h:
-                data = look.more()
-                if len(data) > len(h):
-                    continue
-            break
-        marker = data[position + 1]
-        (length,) = struct.unpack_from(">H", data, position + 2)
-        if data[position] != 0xFF or marker not in _JPEG_MARKERS or length < 2:
+    data, walked = h, 0
+    while True:
+        walk = sig.walk_jpeg(data, fill=False, limit=2)
+        # A segment counts once its marker and length are both in what was decoded.
+        seen = [s for s in walk.segments if s.at + 2 <= len(data)]
+        if any(s.marker not in _JPEG_MARKERS or s.length < 2 for s in seen):
             return False
-        walked += 1
-        if marker == 0xDA:
+        walked = len(seen)
+        whole = len(seen) == len(walk.segments)
+        if walk.stop in ("scan", "limit") and whole:
             break
-        position += 2 + length
+        if walk.stop == "not_a_marker" and walk.at + 4 <= len(data):
+            return False
+        if data is h and len(more := look.more()) > len(h):
+            data = more  # the walk needs more than the first look decoded
+            continue
+        break
     return walked >= 2 or h[6:].startswith(_JPEG_APP_IDS)
 
 
@@ -331,23 +325,23 @@ def _bare_jpeg_xl(look: _Look) -> bool:
 def _identify(look: _Look) -> str | None:
     """The kind of media a candidate is, when the header after its signature is consistent."""
     h = look.head
-    if h[:3] == b"\xff\xd8\xff":
+    if h[:3] == sig.JPEG:
         return "JPEG image" if _jpeg(look) else None
-    if h[:8] == b"\x89PNG\r\n\x1a\n":
+    if h[:8] == sig.PNG:
         return "PNG image"
-    if h[:6] in (b"GIF87a", b"GIF89a") and len(h) >= 13:
+    if h[:6] in sig.GIF and len(h) >= 13:
         return "GIF image" if not _textual(h[6:13]) else None
-    if h[:4] == b"RIFF" and len(h) >= 12 and _printable(h[8:12]):
+    if h[:4] == sig.RIFF and len(h) >= 12 and _printable(h[8:12]):
         (size,) = struct.unpack_from("<I", h, 4)
         if not 4 <= size <= look.decoded_size():
             return None
-        return {b"WEBP": "WebP image", b"WAVE": "WAV audio", b"AVI ": "AVI video"}.get(
+        return {sig.WEBP: "WebP image", b"WAVE": "WAV audio", b"AVI ": "AVI video"}.get(
             h[8:12], "RIFF media"
         )
     if h[:4] == b"FORM" and h[8:12] in (b"AIFF", b"AIFC"):
         (size,) = struct.unpack_from(">I", h, 4)
         return "AIFF audio" if 4 <= size <= look.decoded_size() else None
-    if h[:2] == b"\x00\x00" and h[4:8] == b"ftyp" and len(h) >= 12 and _printable(h[8:12]):
+    if h[:2] == b"\x00\x00" and h[4:8] == sig.FTYP and len(h) >= 12 and _printable(h[8:12]):
         (size,) = struct.unpack_from(">I", h, 0)
         ok = size >= 16 and size % 4 == 0
         return f"ISO media ({h[8:12].decode().strip()})" if ok else None
@@ -360,46 +354,46 @@ def _identify(look: _Look) -> str | None:
         return "MP3 audio" if ok else None
     if h[:4] == b"\x1a\x45\xdf\xa3":
         return "Matroska/WebM media" if b"webm" in h or b"matroska" in h else None
-    if h[:5] == b"%PDF-" and len(h) >= 8 and h[5:6].isdigit() and h[6:7] == b".":
+    if h[:5] == sig.PDF + b"-" and len(h) >= 8 and h[5:6].isdigit() and h[6:7] == b".":
         ok = look.at_stream_start() and _PDF_OBJECT.search(look.more()) is not None
         return "PDF document" if ok else None
-    if h[:2] == b"BM" and len(h) >= 18:
+    if h[:2] == sig.BMP and len(h) >= 18:
         size, reserved, offset, header = struct.unpack_from("<IIII", h, 2)
         ok = reserved == 0 and header in _BMP_HEADER_SIZES and size >= 26
         return "BMP image" if ok and offset >= 14 + header else None
-    if h[:4] in (b"II*\x00", b"MM\x00*") and len(h) >= 8:
+    if h[:4] in sig.TIFF and len(h) >= 8:
         (offset,) = struct.unpack_from("<I" if h[0] == 0x49 else ">I", h, 4)
         ok = offset >= 8 and offset % 2 == 0 and offset < look.decoded_size()
         return "TIFF image" if ok else None
-    if h[:4] in (b"II+\x00", b"MM\x00+") and len(h) >= 8:
+    if h[:4] in sig.BIGTIFF and len(h) >= 8:
         byte_size, zero = struct.unpack_from("<HH" if h[0] == 0x49 else ">HH", h, 4)
         return "TIFF image" if (byte_size, zero) == (8, 0) else None
-    if h[:4] in (b"\x00\x00\x01\x00", b"\x00\x00\x02\x00") and len(h) >= 22:
+    if h[:4] in (sig.ICO, sig.CUR) and len(h) >= 22:
         (count,) = struct.unpack_from("<H", h, 4)
         (offset,) = struct.unpack_from("<I", h, 18)
         ok = 1 <= count <= 255 and h[9] == 0 and 6 + 16 * count <= offset < look.decoded_size()
-        return ("ICO image" if h[2] == 1 else "CUR image") if ok else None
-    if h[:4] == b"8BPS" and len(h) >= 12 and h[4:6] in (b"\x00\x01", b"\x00\x02"):
+        return ("ICO image" if h[:4] == sig.ICO else "CUR image") if ok else None
+    if h[:4] == sig.PSD and len(h) >= 12 and h[4:6] in (b"\x00\x01", b"\x00\x02"):
         return "PSD image" if h[6:12] == b"\x00" * 6 else None
-    if h[:12] in (b"\x00\x00\x00\x0cjP  \r\n\x87\n", b"\x00\x00\x00\x0cJXL \r\n\x87\n"):
-        return "JPEG 2000 image" if h[4:6] == b"jP" else "JPEG XL image"
-    if h[:4] == b"\xff\x4f\xff\x51" and len(h) >= 42:
+    if h[:12] in (sig.JPEG2000_BOX, sig.JPEG_XL_BOX):
+        return "JPEG 2000 image" if h[:12] == sig.JPEG2000_BOX else "JPEG XL image"
+    if h[:4] == sig.JPEG2000_CODESTREAM and len(h) >= 42:
         (lsiz,) = struct.unpack_from(">H", h, 4)
         (csiz,) = struct.unpack_from(">H", h, 40)
         return "JPEG 2000 image" if 1 <= csiz <= 16384 and lsiz == 38 + 3 * csiz else None
-    if h[:2] == b"\xff\x0a":
+    if h[:2] == sig.JPEG_XL_CODESTREAM:
         return "JPEG XL image" if _bare_jpeg_xl(look) else None
-    if h[:4] == b"qoif" and len(h) >= 14:
+    if h[:4] == sig.QOI and len(h) >= 14:
         width, height = struct.unpack_from(">II", h, 4)
         ok = 0 < width * height <= 400_000_000 and h[12] in (3, 4) and h[13] in (0, 1)
         return "QOI image" if ok else None
-    if h[:4] == b"DDS " and len(h) >= 8:
+    if h[:4] == sig.DDS and len(h) >= 8:
         return "DDS image" if struct.unpack_from("<I", h, 4)[0] == 124 else None
-    if h[:4] == b"icns" and len(h) >= 12:
+    if h[:4] == sig.ICNS and len(h) >= 12:
         (length,) = struct.unpack_from(">I", h, 4)
         ok = length >= 8 and _printable(h[8:12]) and length <= look.decoded_size() + 2
         return "ICNS image" if ok else None
-    if h[:4] == b"<svg" or (h[:5] == b"<?xml" and b"<svg" in look.more()):
+    if h[:4] == sig.SVG or (h[:5] == sig.XML and sig.SVG in look.more()):
         ok = look.at_stream_start() and _SVG_NAMESPACE in look.more()
         return "SVG image" if ok else None
     if h[:1] == b"\xff" and _audio_frames(look.more()):

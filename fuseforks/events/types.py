@@ -144,6 +144,26 @@ class TurnStarted(Event, frozen=True, kw_only=True):
     today's engine re-drives them to the same events."""
 
 
+class TurnNotStarted(Event, frozen=True, kw_only=True):
+    """A turn that could not start (a wire no one serves here, no key for it): what was asked,
+    as it was asked. `TurnEnded` follows with `stop="error"` and the reason; nothing else is
+    recorded — no request was sent and no tool called.
+
+    `wire` is the wire name as the request gave it, which may be none of the seven — that can be
+    why the turn could not start. `TurnStarted.wire` names one of the seven and keeps its type:
+    a name no wire has is recorded here, never as a wire it is not. The kind was added in schema
+    version 3, as msgspec's additive rules allow: no earlier stream holds it, and every earlier
+    stream reads as before."""
+
+    agent: str
+    wire: str
+    model: str
+    language: Language
+    request: str
+    system: str = ""
+    conversation_id: str = ""
+
+
 class RoundStarted(Event, frozen=True, kw_only=True):
     round: int
 
@@ -400,6 +420,7 @@ class SessionEnded(Event, frozen=True, kw_only=True):
 
 TurnEvent = (
     TurnStarted
+    | TurnNotStarted
     | RoundStarted
     | RequestSent
     | ResponseReceived

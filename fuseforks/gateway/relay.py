@@ -76,6 +76,5 @@ class RelayTools:
                  for d in output.dropped]
         return RelayedOutput(
             text=output.text, images=output.images, dropped=output.dropped,
-            is_error=output.is_error, image_positions=output.image_positions,
-            image_offsets=output.image_offsets, result=outcome,
+            is_error=output.is_error, image_offsets=output.image_offsets, result=outcome,
             bytes_without_images=size_without_images(outcome, output, notes))

@@ -35,19 +35,19 @@ from mcp.types import (
 from mcp_types import INTERNAL_ERROR
 
 from fuseforks import __version__
-from fuseforks.core.errors import FuseforksError
+from fuseforks.core.errors import FuseforksError, McpUnavailable
 from fuseforks.gateway.names import Names
 from fuseforks.gateway.relay import RelayedOutput
 from fuseforks.gateway.reply import fault_reply, reply
 from fuseforks.gateway.sessions import SessionBook
-from fuseforks.mcp.catalog import Catalog, Unavailable
+from fuseforks.mcp.catalog import Catalog
 from fuseforks.ports.tools import fault_output
 
 Context = ServerRequestContext[Any, Any]
 NAME = "fuseforks-gateway"
 
 
-def _unavailable(error: Unavailable) -> MCPError:
+def _unavailable(error: McpUnavailable) -> MCPError:
     return MCPError(code=INTERNAL_ERROR, message=str(error))
 
 
@@ -91,7 +91,7 @@ def gateway_server(book: SessionBook) -> Server[Any]:
         await book.session_for(ctx)
         try:
             return await catalog.read_resource(str(params.uri))
-        except Unavailable as error:
+        except McpUnavailable as error:
             raise _unavailable(error) from None
 
     async def list_prompts(ctx: Context,
@@ -108,7 +108,7 @@ def gateway_server(book: SessionBook) -> Server[Any]:
         names = Names(((p.name, p.prompt.name) for p in prompts), live.tools.naming)
         try:
             return await catalog.get_prompt(names.prefixed(params.name), params.arguments)
-        except Unavailable as error:
+        except McpUnavailable as error:
             raise _unavailable(error) from None
 
     return Server(

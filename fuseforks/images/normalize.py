@@ -37,8 +37,9 @@ from fuseforks.core.media import (
     ImageLimits,
 )
 from fuseforks.core.names import DropReason
+from fuseforks.core.signatures import sniff_format
 from fuseforks.images.encode import DeclaredTooLarge, over_decode_budget, reencode
-from fuseforks.images.probe import ProbeError, probe, sniff_format, truncation
+from fuseforks.images.probe import ProbeError, probe, truncation
 from fuseforks.images.types import DroppedImage, NormalizedImage, ResultImages
 
 CARRIED_FORMATS = frozenset({"JPEG", "PNG", "WEBP"})

@@ -12,17 +12,15 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from fuseforks.core.media import RECOGNIZED_IMAGE_SIGNATURES
-
-# Magic numbers of formats we recognize but do not carry, checked after the carried ones.
-_UNSUPPORTED_MAGIC = RECOGNIZED_IMAGE_SIGNATURES
-_HEIF_BRANDS = {b"heic", b"heix", b"hevc", b"heim", b"heis", b"mif1", b"msf1"}
-_AVIF_BRANDS = {b"avif", b"avis"}
-
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-# JPEG start-of-frame markers: C0..CF except DHT (C4), JPG (C8) and DAC (CC).
-_SOF_MARKERS = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+from fuseforks.core.signatures import (
+    EOI,
+    PNG,
+    SOF_MARKERS,
+    SOS,
+    STANDALONE_MARKERS,
+    JpegSegment,
+    walk_jpeg,
+)
 
 
 class ProbeError(ValueError):
@@ -38,26 +36,6 @@ class Header:
     height: int
     animated: bool = False
     intact: bool = True  # the file ends where its own structure says it ends
-
-
-def sniff_format(head: bytes) -> str | None:
-    """The format named by the first bytes, or None when no known magic number matches."""
-    if head.startswith(b"\xff\xd8\xff"):
-        return "JPEG"
-    if head.startswith(PNG_SIGNATURE):
-        return "PNG"
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "WEBP"
-    for magic, offset, name in _UNSUPPORTED_MAGIC:
-        if head[offset : offset + len(magic)] == magic:
-            return name
-    if head[4:8] == b"ftyp":
-        brand = head[8:12]
-        if brand in _AVIF_BRANDS:
-            return "AVIF"
-        if brand in _HEIF_BRANDS:
-            return "HEIF"
-    return None
 
 
 def probe(data: bytes, fmt: str) -> Header:
@@ -78,38 +56,29 @@ def _probe_jpeg(data: bytes) -> Header:
     0x00, so FF D9 cannot occur inside a scan: a file cut anywhere in its scans has no EOI after
     the first SOS. Found from the end, this costs nothing for a whole file.
     """
-    pos = 2
+    walk = walk_jpeg(data)
     size: tuple[int, int] | None = None
-    end = len(data)
-    while True:
-        # Markers may be preceded by any number of 0xFF fill bytes.
-        while pos < end and data[pos] == 0xFF:
-            pos += 1
-        if pos >= end:
-            raise ProbeError("JPEG ends before its first scan")
-        marker = data[pos]
-        pos += 1
-        if marker == 0xD8 or 0xD0 <= marker <= 0xD7 or marker == 0x01:
-            continue  # standalone markers without a length
-        if marker == 0xD9:
-            raise ProbeError("JPEG ends before its first scan")
-        if pos + 2 > end:
-            raise ProbeError("JPEG segment header is cut")
-        (length,) = struct.unpack_from(">H", data, pos)
-        if length < 2 or pos + length > end:
+    for segment in _with_length(walk.segments):
+        if segment.length < 2 or segment.end > len(data):
             raise ProbeError("JPEG segment runs past the end")
-        if marker in _SOF_MARKERS and size is None:
-            if length < 7:
+        if segment.marker in SOF_MARKERS and size is None:
+            if segment.length < 7:
                 raise ProbeError("JPEG frame header is too short")
-            height, width = struct.unpack_from(">HH", data, pos + 3)
+            height, width = struct.unpack_from(">HH", data, segment.at + 3)
             size = (width, height)
-        if marker == 0xDA:
+        if segment.marker == SOS:
             if size is None:
                 raise ProbeError("JPEG scan before any frame header")
-            scan_start = pos + length
-            intact = data.rfind(b"\xff\xd9", scan_start) >= 0
+            intact = data.rfind(b"\xff\xd9", segment.end) >= 0
             return Header("JPEG", size[0], size[1], intact=intact)
-        pos += length
+    if walk.stop == "cut":
+        raise ProbeError("JPEG segment header is cut")
+    raise ProbeError("JPEG ends before its first scan")
+
+
+def _with_length(segments: list[JpegSegment]) -> list[JpegSegment]:
+    """The segments that have a length (not SOI, RSTn, TEM or EOI)."""
+    return [s for s in segments if s.marker not in STANDALONE_MARKERS and s.marker != EOI]
 
 
 _JPEG_SEGMENT_NAMES = {0xC4: "DHT", 0xDA: "SOS", 0xDB: "DQT", 0xDD: "DRI", 0xFE: "COM"}
@@ -118,7 +87,7 @@ _JPEG_SEGMENT_NAMES = {0xC4: "DHT", 0xDA: "SOS", 0xDB: "DQT", 0xDD: "DRI", 0xFE:
 def _jpeg_segment_name(marker: int) -> str:
     if 0xE0 <= marker <= 0xEF:
         return f"APP{marker - 0xE0}"
-    if marker in _SOF_MARKERS:
+    if marker in SOF_MARKERS:
         return f"SOF{marker - 0xC0}"
     return _JPEG_SEGMENT_NAMES.get(marker, f"0x{marker:02X}")
 
@@ -137,7 +106,7 @@ def truncation(data: bytes, fmt: str) -> str | None:
         declared = struct.unpack_from("<I", data, 4)[0] + 8
         return f"truncated: {size:,} of {declared:,} bytes" if declared > size else None
     if fmt == "PNG":
-        pos = len(PNG_SIGNATURE)
+        pos = len(PNG)
         if size < pos + 25:
             return f"truncated: {size:,} of at least {pos + 25 + 12:,} bytes (cut in its header)"
         while pos + 8 <= size:
@@ -151,32 +120,19 @@ def truncation(data: bytes, fmt: str) -> str | None:
             pos = chunk_end
         return None
     if fmt == "JPEG":
-        pos = 2
-        while True:
-            while pos < size and data[pos] == 0xFF:
-                pos += 1
-            if pos >= size:
-                return f"truncated: {size:,} bytes, cut before its first scan"
-            marker = data[pos]
-            pos += 1
-            if marker == 0xD8 or 0xD0 <= marker <= 0xD7 or marker == 0x01:
-                continue
-            if marker == 0xD9:
-                return None
-            if pos + 2 > size:
-                return f"truncated: {size:,} bytes, cut in a segment header"
-            (length,) = struct.unpack_from(">H", data, pos)
-            if pos + length > size:
-                name = _jpeg_segment_name(marker)
-                return (
-                    f"truncated: {size:,} of at least {pos + length:,} bytes"
-                    f" (cut in its {name} segment)"
-                )
-            if marker == 0xDA:
-                if data.rfind(b"\xff\xd9", pos + length) < 0:
+        walk = walk_jpeg(data)
+        for segment in _with_length(walk.segments):
+            if segment.end > size:
+                return (f"truncated: {size:,} of at least {segment.end:,} bytes"
+                        f" (cut in its {_jpeg_segment_name(segment.marker)} segment)")
+            if segment.marker == SOS:
+                if data.rfind(b"\xff\xd9", segment.end) < 0:
                     return f"truncated: {size:,} bytes, no end of image after its scan"
                 return None
-            pos += length
+        if walk.stop == "end":
+            return f"truncated: {size:,} bytes, cut before its first scan"
+        if walk.stop == "cut":
+            return f"truncated: {size:,} bytes, cut in a segment header"
     return None
 
 
@@ -188,7 +144,7 @@ def damaged_ancillary_png_chunks(data: bytes) -> list[tuple[int, int]]:
     the walk: the decoder will report the truncation.
     """
     damaged: list[tuple[int, int]] = []
-    pos = len(PNG_SIGNATURE)
+    pos = len(PNG)
     end = len(data)
     while pos + 12 <= end:
         length, ctype = struct.unpack_from(">I4s", data, pos)

@@ -34,6 +34,7 @@ from nats.js import JetStreamContext
 from nats.js.errors import KeyNotFoundError, NotFoundError
 
 from fuseforks.events.codec import Envelope
+from fuseforks.jetstream.locks import Leadership, Locks
 from fuseforks.jetstream.streams import (
     EVENTS_STREAM,
     MSG_ID,
@@ -43,13 +44,13 @@ from fuseforks.jetstream.streams import (
     position_header,
     turn_subject,
 )
-from fuseforks.stores.postgres import Leadership, Position, PostgresStore
+from fuseforks.stores.store import OrderedRecord, Position
 
 logger = logging.getLogger("fuseforks.relay")
 RETRY_DELAY = 0.5
 LOCK = "relay"
 STORE_HEADER = "Fuseforks-Store"
-"""Which store a message's position belongs to (`PostgresStore.identity`)."""
+"""Which store a message's position belongs to (`OrderedRecord.identity`)."""
 STANDBY = 1.0
 """Seconds between a standby relay's tries to lead, and between a leader's checks of its lock."""
 
@@ -60,11 +61,13 @@ class Relay:
 
     name = "relay"
 
-    def __init__(self, store: PostgresStore, js: JetStreamContext, *, interval: float = 0.05,
-                 batch: int = 500, on_lead: Callable[[], None] | None = None) -> None:
+    def __init__(self, store: OrderedRecord, js: JetStreamContext, *, locks: Locks,
+                 interval: float = 0.05, batch: int = 500,
+                 on_lead: Callable[[], None] | None = None) -> None:
         self.on_lead = on_lead
         """Told each time this relay becomes the one that publishes."""
         self.store = store
+        self.locks = locks
         self.js = js
         self.interval = interval
         self.batch = batch
@@ -112,7 +115,7 @@ class Relay:
         """Relay for ever (while leading); cancel to stop."""
         while True:
             try:
-                leadership = await anyio.to_thread.run_sync(self.store.try_lead, LOCK)
+                leadership = await anyio.to_thread.run_sync(self.locks.try_lead, LOCK)
             except Exception as error:
                 logger.warning("relay: cannot reach the store: %s", error)
                 leadership = None

@@ -25,7 +25,7 @@ from nats.js import JetStreamContext
 from nats.js.api import KeyValueConfig, RetentionPolicy, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
-from fuseforks.core.errors import FuseforksError
+from fuseforks.core.errors import BusError
 from fuseforks.events.codec import Envelope, decode_envelope
 
 EVENTS_STREAM = "FUSEFORKS_EVENTS"
@@ -48,8 +48,6 @@ CONNECT_TIMEOUT = 5.0
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
 
 
-class BusError(FuseforksError):
-    """The message bus could not be reached or refused an operation."""
 
 
 def check_turn_id(turn_id: str) -> str:

@@ -11,14 +11,12 @@ from fuseforks.mcp.config import (
 )
 from fuseforks.mcp.connection import (
     DEFAULT_CALL_TIMEOUT,
-    DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_START_TIMEOUT,
 )
 from fuseforks.mcp.hub import OnWaiting, ToolDefinition, ToolHub
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
-    "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_START_TIMEOUT",
     "ConfigError",
     "HttpServer",

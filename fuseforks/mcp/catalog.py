@@ -11,7 +11,7 @@ listed the URI, or else to the first whose template's fixed beginning matches it
 matches `file:///notes.txt`).
 
 A request that reaches a server and is refused comes back as that server's own `MCPError`; a
-request no server could answer raises `Unavailable` with a one-line reason.
+request no server could answer raises `McpUnavailable` with a one-line reason.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from mcp.types import (
     ResourceTemplate,
 )
 
+from fuseforks.core.errors import McpUnavailable
 from fuseforks.mcp.connection import CallFault, Connection
 from fuseforks.mcp.hub import SEPARATOR, ToolHub
 
@@ -39,10 +40,6 @@ _PAGES = 100
 
 ListPage = Callable[[Client, str | None], Awaitable[tuple[list[_T], str | None]]]
 """`(client, cursor) -> (items, next cursor)`: one page of a listing."""
-
-
-class Unavailable(Exception):
-    """No server could answer the request; the message says why, in one line."""
 
 
 class PromptDefinition(msgspec.Struct, frozen=True, kw_only=True):
@@ -119,7 +116,7 @@ class Catalog:
             server = next((name for name, template in await self._templates()
                            if _matches(template.uri_template, uri)), None)
         if server is None:
-            raise Unavailable(f"no server offers the resource {uri}")
+            raise McpUnavailable(f"no server offers the resource {uri}")
         return await self._request(server, uri, lambda client: client.read_resource(
             uri, cache_mode="bypass"))
 
@@ -136,7 +133,7 @@ class Catalog:
     async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> GetPromptResult:
         resolved = self.hub.resolve(name)
         if resolved is None:
-            raise Unavailable(f"unknown prompt {name!r}")
+            raise McpUnavailable(f"unknown prompt {name!r}")
         server, prompt = resolved
         return await self._request(server, prompt,
                                    lambda client: client.get_prompt(prompt, arguments))
@@ -145,11 +142,11 @@ class Catalog:
                        send: Callable[[Client], Awaitable[_T]]) -> _T:
         connection: Connection | str = await self.hub.connection(server)
         if isinstance(connection, str):
-            raise Unavailable(connection)
+            raise McpUnavailable(connection)
         outcome = await connection.request(what, send)
         if isinstance(outcome, CallFault):
             self.hub.note_fault(server, outcome)
-            raise Unavailable(outcome.reason)
+            raise McpUnavailable(outcome.reason)
         return outcome
 
 

@@ -26,14 +26,14 @@ from typing import Any, Literal
 
 import msgspec
 
+from fuseforks.core.errors import ConfigError
+
 _STREAMABLE_HTTP = frozenset({"http", "streamable-http", "streamable_http", "streamableHttp"})
 SUPPORTED_TYPES = "stdio, http (streamable HTTP), sse"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
 
-class ConfigError(ValueError):
-    """The configuration cannot be used; the message names the server and the field."""
 
 
 class StdioServer(msgspec.Struct, frozen=True, kw_only=True):
@@ -178,9 +178,17 @@ def parse_config(document: Any, environ: Mapping[str, str] | None = None) -> lis
 
 
 def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> list[ServerConfig]:
-    """Read and parse an `mcpServers` JSON file."""
+    """Read and parse an `mcpServers` JSON file; every error names the file."""
+    raw = Path(path).read_bytes()
     try:
-        document = msgspec.json.decode(Path(path).read_bytes())
+        raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    try:
+        document = msgspec.json.decode(raw)
     except msgspec.DecodeError as error:
         raise ConfigError(f"{path}: not valid JSON ({error})") from None
-    return parse_config(document, environ)
+    try:
+        return parse_config(document, environ)
+    except ConfigError as error:
+        raise ConfigError(f"{path}: {error}") from None

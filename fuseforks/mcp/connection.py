@@ -59,7 +59,6 @@ logger = logging.getLogger("fuseforks.mcp")
 DEFAULT_CALL_TIMEOUT = 60.0
 DEFAULT_START_TIMEOUT = 30.0
 """Seconds a server has to start (spawn, handshake, tool list) unless its configuration says."""
-DEFAULT_CONNECT_TIMEOUT = DEFAULT_START_TIMEOUT  # the former name, still importable
 # The SDK's streamable HTTP client buffers at most 1 MiB per SSE event by default, and a tool
 # result travels as one event: base64 makes a 750 KB image ~1 MiB. 64 MiB carries four 10 MB PNGs
 # (base64 ~13.4 MB each) and still bounds what a runaway server can make us hold.

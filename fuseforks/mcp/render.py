@@ -18,9 +18,9 @@ Resources:
   bytes are never dumped into the text.
 
 Order: text parts (text blocks, labels, notes) keep their block order in `text`. Images travel
-apart from the text, so `ToolOutput.image_positions` records, for each kept image, how many text
-parts came before it in the result, and `ToolOutput.image_offsets` where that is in `text` (a
-character offset): the wires whose format can interleave put each image back there.
+apart from the text, so `ToolOutput.image_offsets` records, for each kept image, where in `text`
+the text parts before it end (a character offset): the wires whose format can interleave put each
+image back there.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def _assemble(split: _Split, result: ResultImages, is_error: bool, language: Lan
     lead = len(error_text("", language)) if is_error else 0
     offsets = [lead + len("\n".join(split.parts[:p])) if split.parts else 0 for p in positions]
     return ToolOutput(text=text, images=result.kept, dropped=result.dropped, is_error=is_error,
-                      image_positions=positions, image_offsets=offsets)
+                      image_offsets=offsets)
 
 
 def render_tool_output(

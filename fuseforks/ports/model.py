@@ -74,6 +74,6 @@ class ModelPort(Protocol):
 
     async def chat(self, request: ChatRequest, vault: ImageVault, notes: ModelNotes, *,
                    on_text: TextListener | None = None) -> ChatResponse:
-        """One model call; raises a `fuseforks.ports.errors.WireError` subclass when it fails.
+        """One model call; raises a `fuseforks.core.errors.WireError` subclass when it fails.
         With `on_text` the call streams, and the answer's text reaches it as it arrives; the
         returned response is the same as without."""

@@ -21,16 +21,12 @@ class ToolOutput(msgspec.Struct, frozen=True, kw_only=True):
     dropped: list[DroppedImage] = []  # for instruments only; the model learns of them from `text`
     is_error: bool = False
     fault: str | None = None  # one-line reason when no result came from the server
-    image_positions: list[int] = []
     image_offsets: list[int] = []
-    """Where in `text` each image sat among the server's blocks (character offsets)."""
+    """Per kept image, in order: where in `text` it sat among the server's blocks (a character
+    offset; 0 before all text). The wires whose format can interleave put each image back there."""
     bytes_without_images: int = 0
     """The gateway's result as sent to its client, every image's data left out (JSON bytes);
     0 where nothing limits a whole result (a turn)."""
-    """Per kept image, in order: how many of the result's text parts came before it (0: before
-    all text). The text parts are the result's text blocks (and the notes and resource texts that
-    stand for other blocks), joined by newlines into `text`. Recorded for order-keeping
-    placements; the wire adapters do not read it yet."""
 
 
 def error_text(body: str, language: Language) -> str:

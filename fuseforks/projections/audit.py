@@ -1,15 +1,15 @@
 """Audit rows: which tool produced each image, and which requests carried it where.
 
-A pure fold over a turn's events. A delivery is one image on one request; its outcome is what the
-provider did with that request — `received` (it answered), `refused` (400 or images rejected) or
-`unanswered` (the call failed otherwise, or the recording ends) — and `stripped` says the turn
-took the image off after the refusal (the image fallback). The SQLite store answers the same
-questions with SQL views over the same events (`fuseforks.stores.audit_sql`); a test holds the two
-to the same rows.
+A pure fold over a turn's events. An *origin* is where an image came from (tool, server, round,
+format, size); a *delivery* (`fuseforks.projections.deliveries`, the one fold every reader of
+"where did this image go" uses) is one image on one request with its outcome — `received`,
+`refused` or `unanswered` — and whether the turn then stripped it. The SQL stores answer the same
+questions with views over the same events (`fuseforks.stores.audit_sql`); a test holds the two to
+the same rows.
 
 A gateway session's images go to an MCP client, not a provider: each image a tool result took
-back to the client is a `ClientDeliveryRow` (from `ResultSent`, which names the client, its
-version, the tool and its server), so the audit names the client where it names a provider.
+back to the client is a client delivery (`ClientDeliveryRow`, from the same fold module), so the
+audit names the client where it names a provider.
 """
 
 from __future__ import annotations
@@ -17,25 +17,23 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
-from typing import Literal
 
 import msgspec
 
-from fuseforks.core.names import ImagePath, Placement, RequestPurpose, StopReason, WireName
+from fuseforks.core.names import ImagePath
 from fuseforks.events.codec import Envelope
-from fuseforks.events.types import (
-    ImagesNormalized,
-    ImagesStripped,
-    RequestRefused,
-    RequestSent,
-    ResponseReceived,
-    ResultSent,
-    ToolCalled,
-    TurnEnded,
+from fuseforks.events.types import ImagesNormalized, ToolCalled
+from fuseforks.projections.deliveries import (
+    ClientDeliveryRow,
+    DeliveryRow,
+    Outcome,
+    TurnStop,
+    client_delivery_rows,
+    delivery_rows,
 )
 
-Outcome = Literal["received", "refused", "unanswered"]
-TurnStop = StopReason | Literal["cut"]
+__all__ = ["AuditFilter", "AuditRows", "ClientDeliveryRow", "DeliveryRow", "OriginRow", "Outcome",
+           "TurnStop", "at_key", "audit_rows", "digests", "select", "since_key", "with_clients"]
 
 
 class OriginRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -55,125 +53,41 @@ class OriginRow(msgspec.Struct, frozen=True, kw_only=True):
     size: int
 
 
-class DeliveryRow(msgspec.Struct, frozen=True, kw_only=True):
-    digest: str
-    turn_id: str
-    request_seq: int
-    at: str
-    round: int
-    purpose: RequestPurpose
-    wire: WireName
-    model: str
-    endpoint_host: str
-    placement: Placement
-    call_id: str
-    tool: str
-    outcome: Outcome
-    stripped: bool
-    turn_stop: TurnStop
-    """How the request's turn ended; `cut` when its record has no end (the process died)."""
-
-
-class ClientDeliveryRow(msgspec.Struct, frozen=True, kw_only=True):
-    """One image a gateway session sent back to its MCP client with a tool result."""
-
-    digest: str
-    session_id: str
-    seq: int
-    at: str
-    call: int
-    """The call's number in its session."""
-    call_id: str
-    tool: str
-    server: str
-    client: str
-    client_version: str
-
-
 class AuditRows(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     origins: list[OriginRow]
     deliveries: list[DeliveryRow]
     client_deliveries: list[ClientDeliveryRow] = []
 
 
-def audit_rows(history: Iterable[Envelope]) -> AuditRows:
-    """Every image origin and delivery of the given envelopes (one turn or many, in order)."""
+def origin_rows(history: Iterable[Envelope]) -> list[OriginRow]:
+    """Where each kept image of the given envelopes came from, in order."""
     origins: list[OriginRow] = []
-    deliveries: list[DeliveryRow] = []
-    sent: list[ClientDeliveryRow] = []
     calls: dict[tuple[str, str], ToolCalled] = {}
-    pending: list[int] = []  # indexes in `deliveries` of the request awaiting its outcome
-    refused: list[int] = []  # of the last refused request, until a strip or the next request
-    open_turns: dict[str, list[int]] = {}  # indexes of each unended turn's deliveries
-
-    def settle(outcome: Outcome) -> None:
-        for i in pending:
-            deliveries[i] = msgspec.structs.replace(deliveries[i], outcome=outcome)
-        pending.clear()
-
     for envelope in history:
         event, turn = envelope.event, envelope.turn_id
-        match event:
-            case ToolCalled():
-                calls[(turn, event.call_id)] = event
-            case ImagesNormalized():
-                called = calls.get((turn, event.call_id))
-                origins.extend(
-                    OriginRow(
-                        digest=m.digest, turn_id=turn, seq=envelope.seq, at=envelope.at,
-                        round=event.round, call_id=event.call_id,
-                        tool=called.name if called else "", server=called.server if called else "",
-                        source_format=m.source_format, media_type=m.media_type, path=m.path,
-                        width=m.width, height=m.height, size=m.size,
-                    )
-                    for m in event.images
+        if isinstance(event, ToolCalled):
+            calls[(turn, event.call_id)] = event
+        elif isinstance(event, ImagesNormalized):
+            called = calls.get((turn, event.call_id))
+            origins.extend(
+                OriginRow(
+                    digest=m.digest, turn_id=turn, seq=envelope.seq, at=envelope.at,
+                    round=event.round, call_id=event.call_id,
+                    tool=called.name if called else "", server=called.server if called else "",
+                    source_format=m.source_format, media_type=m.media_type, path=m.path,
+                    width=m.width, height=m.height, size=m.size,
                 )
-            case RequestSent():
-                settle("unanswered")
-                refused.clear()
-                for d in event.images:
-                    called = calls.get((turn, d.call_id))
-                    pending.append(len(deliveries))
-                    open_turns.setdefault(turn, []).append(len(deliveries))
-                    deliveries.append(DeliveryRow(
-                        digest=d.digest, turn_id=turn, request_seq=envelope.seq, at=envelope.at,
-                        round=event.round, purpose=event.purpose, wire=event.wire,
-                        model=event.model, endpoint_host=event.endpoint_host,
-                        placement=d.placement, call_id=d.call_id,
-                        tool=called.name if called else "", outcome="unanswered", stripped=False,
-                        turn_stop="cut",
-                    ))
-            case ResponseReceived():
-                settle("received")
-            case RequestRefused():
-                refused[:] = pending
-                settle("refused")
-            case ImagesStripped():
-                for i in refused:
-                    deliveries[i] = msgspec.structs.replace(deliveries[i], stripped=True)
-                refused.clear()
-            case TurnEnded():
-                settle("unanswered")
-                for i in open_turns.pop(turn, []):
-                    deliveries[i] = msgspec.structs.replace(deliveries[i], turn_stop=event.stop)
-            case ResultSent():
-                sent.extend(client_rows([envelope]))
-            case _:
-                pass
-    return AuditRows(origins=origins, deliveries=deliveries, client_deliveries=sent)
+                for m in event.images
+            )
+    return origins
 
 
-def client_rows(envelopes: Iterable[Envelope]) -> list[ClientDeliveryRow]:
-    """The client deliveries of `ResultSent` envelopes (any others are passed over): each
-    names everything a row needs, so a store's `ResultSent` events alone give every row."""
-    return [
-        ClientDeliveryRow(digest=digest, session_id=envelope.turn_id, seq=envelope.seq,
-                          at=envelope.at, call=event.round, call_id=event.call_id,
-                          tool=event.name, server=event.server, client=event.client,
-                          client_version=event.client_version)
-        for envelope in envelopes if isinstance(event := envelope.event, ResultSent)
-        for digest in event.images
-    ]
+def audit_rows(history: Iterable[Envelope]) -> AuditRows:
+    """Every image origin and delivery (to a provider or a gateway client) of the given
+    envelopes (one turn or many, in order)."""
+    envelopes = list(history)
+    return AuditRows(origins=origin_rows(envelopes), deliveries=delivery_rows(envelopes),
+                     client_deliveries=client_delivery_rows(envelopes))
 
 
 # --- selecting rows (the same rules as the SQL in fuseforks.stores.audit_sql) --------------------
@@ -213,6 +127,43 @@ def since_key(moment: datetime) -> str:
     if moment.microsecond % 1000:
         moment += timedelta(microseconds=1000 - moment.microsecond % 1000)
     return _format_ms(moment)
+
+
+_DURATION = re.compile(r"(\d+)\s*([smhdw])")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_HEX = re.compile(r"[0-9a-f]{4,64}")
+SINCE_FORMS = ("ISO-8601 time (2026-11-30T08:48:54Z, 2026-11-30T09:48+01:00, 2026-11-30)",
+               "duration back from now (30m, 2h, 7d)")
+"""What a person may write for a moment, as the refusal of anything else names it."""
+
+
+def moment_key(text: str, now: datetime) -> str:
+    """A moment as a person writes it — ISO-8601 with any offset (UTC without one), or a
+    duration meaning that long before `now` — as a `since_key`. ValueError for anything else."""
+    text = text.strip()
+    duration = _DURATION.fullmatch(text)
+    try:
+        if duration is not None:
+            amount, unit = duration.groups()
+            moment = now - timedelta(**{_UNITS[unit]: int(amount)})
+        else:
+            moment = datetime.fromisoformat(text)
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+        return since_key(moment)
+    except (ValueError, OverflowError):
+        raise ValueError(f"{text!r} is neither an {SINCE_FORMS[0]} nor a "
+                         f"{SINCE_FORMS[1]}") from None
+
+
+def digest_prefix(text: str) -> str:
+    """An image digest as a person gives it — the SHA-256, or its first 4 hex characters or
+    more, in any case — in lowercase. ValueError for anything else."""
+    prefix = text.strip().lower()
+    if _HEX.fullmatch(prefix) is None:
+        raise ValueError(f"{text!r} is not an image digest: give 4 to 64 hex characters of its "
+                         "SHA-256")
+    return prefix
 
 
 def _format_ms(moment: datetime) -> str:
@@ -272,7 +223,7 @@ def with_clients(rows: AuditRows, sent: Iterable[Envelope], where: AuditFilter) 
     filter leaves no provider delivery."""
     return AuditRows(origins=rows.origins,
                      deliveries=rows.deliveries if where.client is None else [],
-                     client_deliveries=select_clients(client_rows(sent), where))
+                     client_deliveries=select_clients(client_delivery_rows(sent), where))
 
 
 def select_clients(rows: Iterable[ClientDeliveryRow],

@@ -38,6 +38,7 @@ from fuseforks.events.types import (
     TurnEnded,
     TurnEvent,
     TurnInterrupted,
+    TurnNotStarted,
     TurnStarted,
     TurnTakenOver,
 )
@@ -93,7 +94,8 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
                 for down in event.servers_down
             ]
         case (
-            RoundStarted()
+            TurnNotStarted()
+            | RoundStarted()
             | RequestSent()
             | ResponseReceived()
             | ToolCalled()
@@ -184,14 +186,15 @@ SILENT: frozenset[type] = frozenset({
     RoundStarted, RequestSent, ResponseReceived, ToolCalled, ImagesNormalized, RequestRefused,
     ImagesStripped, PlacementLearned, ResultSent,
 })
-"""Kinds that add no line (besides `TurnStarted`, which sets the context): skipped before `render`,
-because most of a turn's events are of these kinds and this fold runs on every read."""
+"""Kinds that add no line (besides `TurnStarted`, `TurnNotStarted` and `SessionStarted`, which set
+the context): skipped before `render`, because most of a turn's events are of these kinds and this
+fold runs on every read."""
 
 
 def evolve_log(state: LogState, event: TurnEvent) -> LogState:
     if type(event) in SILENT:
         return state
-    if isinstance(event, TurnStarted):
+    if isinstance(event, TurnStarted | TurnNotStarted):
         state = LogState(agent=event.agent, agent_token=value(event.agent), wire=event.wire,
                          model=event.model, lines=state.lines)
     elif isinstance(event, SessionStarted):
@@ -202,6 +205,16 @@ def evolve_log(state: LogState, event: TurnEvent) -> LogState:
     if not added:
         return state
     return msgspec.structs.replace(state, lines=state.lines + tuple(added))
+
+
+_MINTED = re.compile(r"turn-[0-9a-f]{32}")
+
+
+def short_turn_id(turn_id: str) -> str:
+    """Enough of a turn id to tell turns apart where several are printed together: a minted id
+    (`turn-` and 32 hex digits) by its first 8 digits, a prefix `log --turn` takes back; an id
+    a program chose, whole."""
+    return turn_id[:13] if _MINTED.fullmatch(turn_id) else turn_id
 
 
 def turn_log(envelopes: Sequence[Envelope]) -> list[str]:

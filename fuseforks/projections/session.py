@@ -41,6 +41,7 @@ from fuseforks.events.types import (
     TurnEnded,
     TurnEvent,
     TurnInterrupted,
+    TurnNotStarted,
     TurnStarted,
     TurnTakenOver,
 )
@@ -110,6 +111,7 @@ def evolve_session(state: SessionState, event: TurnEvent) -> SessionState:
             return replace(state, ended=event)
         case (
             TurnStarted()
+            | TurnNotStarted()
             | RoundStarted()
             | RequestSent()
             | ResponseReceived()

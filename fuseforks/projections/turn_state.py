@@ -44,6 +44,7 @@ from fuseforks.events.types import (
     TurnEnded,
     TurnEvent,
     TurnInterrupted,
+    TurnNotStarted,
     TurnStarted,
     TurnTakenOver,
 )
@@ -190,7 +191,8 @@ def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
         case TurnEnded():
             return replace(state, ended=event)
         case (
-            RequestSent()
+            TurnNotStarted()
+            | RequestSent()
             | LlmRetried()
             | LlmRetryStopped()
             | JpegResent()

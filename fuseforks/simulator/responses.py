@@ -29,8 +29,17 @@ class InputText(_Strict, tag="input_text", tag_field="type"):
 
 
 class InputImage(_Strict, tag="input_image", tag_field="type"):
+    """An image in a tool output (`ResponseInputImageContentParam`: `detail` optional)."""
+
     image_url: str
     detail: Literal["auto", "low", "high", "original"] | None = None
+
+
+class MessageImage(_Strict, tag="input_image", tag_field="type"):
+    """An image in a message's content (`ResponseInputImageParam`: `detail` required)."""
+
+    image_url: str
+    detail: Literal["auto", "low", "high", "original"]
 
 
 class OutputText(_Strict, tag="output_text", tag_field="type"):
@@ -40,7 +49,7 @@ class OutputText(_Strict, tag="output_text", tag_field="type"):
 
 class MessageItem(_Strict):
     role: Literal["user", "assistant", "system", "developer"]
-    content: str | list[InputText | InputImage | OutputText]
+    content: str | list[InputText | MessageImage | OutputText]
     type: Literal["message"] = "message"
 
 
@@ -113,7 +122,8 @@ _ITEMS: dict[str, type] = {"message": MessageItem, "function_call": FunctionCall
 def _images(parts: object, where: str) -> list[bytes]:
     if not isinstance(parts, list):
         return []
-    return [decode_data_url(p.image_url, where) for p in parts if isinstance(p, InputImage)]
+    return [decode_data_url(p.image_url, where) for p in parts
+            if isinstance(p, InputImage | MessageImage)]
 
 
 def _item(raw: object, n: int) -> object:
@@ -154,7 +164,7 @@ def _read(request: Request) -> tuple[Conversation, list[object]]:
             if item.role == "assistant":
                 latest = []
             elif isinstance(item.content, list):
-                if item.role != "user" and any(isinstance(p, InputImage) for p in item.content):
+                if item.role != "user" and any(isinstance(p, MessageImage) for p in item.content):
                     raise Invalid(f"{where}: images are only accepted in user messages")
                 found = _images(item.content, where)
                 latest += found

@@ -15,6 +15,7 @@ gives the base URL each wire's client should use):
                                                           gemini, streamed: one JSON array
     POST /{openai,xai,meta,perplexity}/v1/responses       the four Responses wires
     POST /_sim/faults                                     queue faults (JSON list of Fault)
+    POST /_sim/release                                    answer every request held by `hold`
 
 `"stream": true` in the body of the anthropic, openai-compat and Responses routes answers with
 that service's server-sent events (`streams.py`), sent chunked frame by frame; a request refused
@@ -66,9 +67,11 @@ class Fault(msgspec.Struct, frozen=True, kw_only=True):
     """One injected misbehaviour, consumed by the next request (of `wire`, when set).
 
     `cut` answers as usual but stops part way: the headers and some of a stream's frames (half a
-    whole body), then the connection closes without the end of the answer."""
+    whole body), then the connection closes without the end of the answer. `hold` keeps the
+    request waiting until `release()` (`POST /_sim/release`), then answers it as usual: a request
+    in flight for exactly as long as a test needs."""
 
-    kind: Literal["status", "garbage", "drop", "stall", "cut"]
+    kind: Literal["status", "garbage", "drop", "stall", "cut", "hold"]
     status: int = 500
     seconds: float = 0.0  # stall: how long to keep the client waiting before dropping
     frames: int | None = None  # cut: frames sent before closing (default: half; never all)
@@ -98,6 +101,10 @@ class Fault(msgspec.Struct, frozen=True, kw_only=True):
     def cut(cls, *, frames: int | None = None, wire: str | None = None) -> Fault:
         return cls(kind="cut", frames=frames, wire=wire)
 
+    @classmethod
+    def hold(cls, *, wire: str | None = None) -> Fault:
+        return cls(kind="hold", wire=wire)
+
 
 @dataclass(frozen=True, slots=True)
 class Received:
@@ -119,6 +126,11 @@ class _Stall:
 
 
 @dataclass(frozen=True, slots=True)
+class _Held:
+    answer: object
+
+
+@dataclass(frozen=True, slots=True)
 class _Cut:
     answer: Reply | Streamed
     frames: int | None
@@ -126,7 +138,7 @@ class _Cut:
 
 def _status(reply: object) -> int | None:
     """The status a reply is sent with (None: no answer at all)."""
-    if isinstance(reply, _Cut):
+    if isinstance(reply, _Cut | _Held):
         reply = reply.answer
     if isinstance(reply, Streamed):
         return 200
@@ -178,6 +190,7 @@ class Simulator:
         self.record_dir = Path(record_dir) if record_dir else None
         self.received: list[Received] = []
         self._faults: deque[Fault] = deque()
+        self._released: anyio.Event | None = None  # made in start(): an event needs the loop
         self._running: AsyncExitStack | None = None
         self._seq = 0
         self.port = 0
@@ -194,10 +207,17 @@ class Simulator:
     def inject(self, *faults: Fault) -> None:
         self._faults.extend(faults)
 
+    def release(self) -> None:
+        """Answer every request a `hold` fault keeps waiting."""
+        released, self._released = self._released, anyio.Event()
+        if released is not None:
+            released.set()
+
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
         """Listen on `host:port` (0: a free port, then in `self.port`) and serve until `stop()`."""
         if self.record_dir:
             self.record_dir.mkdir(parents=True, exist_ok=True)
+        self._released = anyio.Event()
         running = AsyncExitStack()
         await running.enter_async_context(self._serving(host, port))
         self._running = running
@@ -244,6 +264,10 @@ class Simulator:
             if request is None:
                 return
             reply = self._respond(request, body)
+            if isinstance(reply, _Held):
+                assert self._released is not None
+                await self._released.wait()
+                reply = reply.answer
             if self.script.latency and isinstance(reply, (Reply, Streamed, _Cut)):
                 await anyio.sleep(self.script.latency)  # a model takes time to answer
             if isinstance(reply, _Stall):
@@ -309,6 +333,9 @@ class Simulator:
         if request.method == b"POST" and urlsplit(target).path == "/_sim/faults":
             self.inject(*msgspec.json.decode(body, type=list[Fault]))
             return Reply(200, b'{"queued": true}')
+        if request.method == b"POST" and urlsplit(target).path == "/_sim/release":
+            self.release()
+            return Reply(200, b'{"released": true}')
         wire, model = self._route(target)
         if wire is None or request.method != b"POST":
             return Reply(404, b'{"error": {"message": "no such endpoint", "code": 404}}')
@@ -326,6 +353,8 @@ class Simulator:
         fault = self._next_fault(wire)
         if fault is not None and fault.kind == "cut":
             return _Cut(self._reply(wire, model, seq, headers, target, body), fault.frames)
+        if fault is not None and fault.kind == "hold":
+            return _Held(self._reply(wire, model, seq, headers, target, body))
         if fault is not None:
             if fault.kind == "drop":
                 return _DROP

@@ -4,13 +4,15 @@ The events table stays the only truth. `image_index` is derived from it inside t
 transaction as each append (triggers), so "which requests carried digest D" is an index lookup
 even on a store of many thousands of turns. The views `image_origins` and `image_deliveries`
 give the same rows as `fuseforks.projections.audit`, for the `sqlite-utils` CLI and Datasette.
+
+The schema here is SQLite's (PostgreSQL's, with the same columns and rows, is in
+`fuseforks.stores.postgres_sql`); the queries below are both stores', in each one's `Dialect`.
 """
 
 from __future__ import annotations
 
-import msgspec
-
 from fuseforks.projections.audit import AuditFilter, DeliveryRow, OriginRow
+from fuseforks.stores.dialect import Dialect
 
 SCHEMA = [
     # One row per (digest, role, turn): the turns to look in, and the first event there. A request
@@ -98,31 +100,15 @@ BACKFILL = """INSERT OR IGNORE INTO image_index(digest, turn_id, seq, role)
     WHERE e.kind IN ('RequestSent', 'ImagesNormalized')"""
 
 _ORIGIN_COLUMNS = ", ".join(OriginRow.__struct_fields__)
-_DELIVERY_COLUMNS = ", ".join(
+SQLITE_DELIVERY_COLUMNS = ", ".join(
     f"CAST({f} AS INTEGER) AS {f}" if f == "stripped" else f
     for f in DeliveryRow.__struct_fields__
 )
+"""SQLite's views hold `stripped` as 0/1: the query casts it (a store with booleans lists the
+fields as they are)."""
 
 
-class Dialect(msgspec.Struct, frozen=True, kw_only=True):
-    """What the audit queries need to know of an SQL store: its parameter mark, the relations
-    that hold the rows, the tie-breaker after (at, turn, seq), and how it compares times."""
-
-    mark: str = "?"
-    origins: str = "image_origins"
-    deliveries: str = "image_deliveries"
-    tie: str = ""
-    since_in_sql: bool = True
-    """SQLite compares `since` in SQL (`strftime`); a store that cannot leaves it to
-    `AuditFilter.keeps` after the query."""
-    delivery_columns: str = _DELIVERY_COLUMNS
-    """SQLite's views hold `stripped` as 0/1 and cast it; a store with booleans lists the fields."""
-
-
-SQLITE = Dialect()
-
-
-def origins_by_digest(digest: str, dialect: Dialect = SQLITE) -> tuple[str, list[str]]:
+def origins_by_digest(digest: str, dialect: Dialect) -> tuple[str, list[str]]:
     m = dialect.mark
     return (
         f"SELECT {_ORIGIN_COLUMNS} FROM {dialect.origins} WHERE digest = {m} AND turn_id IN "
@@ -132,7 +118,7 @@ def origins_by_digest(digest: str, dialect: Dialect = SQLITE) -> tuple[str, list
     )
 
 
-def deliveries_where(where: AuditFilter, dialect: Dialect = SQLITE) -> tuple[str, list[str]]:
+def deliveries_where(where: AuditFilter, dialect: Dialect) -> tuple[str, list[str]]:
     """The deliveries `where` asks for, by the rules of `AuditFilter.keeps`: times compare as
     UTC instants to the millisecond (`strftime` reads offsets), not as strings."""
     m = dialect.mark
@@ -160,7 +146,7 @@ AT_KEY_FORMAT = "%Y-%m-%dT%H:%M:%fZ"
 """`strftime` format of `fuseforks.projections.audit.at_key`."""
 
 
-def digests_with_prefix(prefix: str, dialect: Dialect = SQLITE) -> tuple[str, list[str]]:
+def digests_with_prefix(prefix: str, dialect: Dialect) -> tuple[str, list[str]]:
     """Every indexed digest that starts with `prefix` (lowercase hex): a range of the index's
     primary key, so it is a lookup however large the store."""
     m = dialect.mark

@@ -16,7 +16,7 @@ import msgspec
 from fuseforks.core.errors import ConcurrencyError, FuseforksError, StreamFormatError
 from fuseforks.events.codec import Envelope, TurnContexts, decode_envelope, encode_envelope
 from fuseforks.events.privacy import PixelLeakError
-from fuseforks.stores.store import EventStore
+from fuseforks.stores.store import Record, TurnLog
 
 
 def write_stream(envelopes: Iterable[Envelope], out: IO[bytes]) -> int:
@@ -50,7 +50,7 @@ def read_stream(path: str | Path) -> list[Envelope]:
     return envelopes
 
 
-def export_turn(store: EventStore, turn_id: str, path: str | Path) -> int:
+def export_turn(store: Record, turn_id: str, path: str | Path) -> int:
     envelopes = store.read(turn_id)
     if not envelopes:
         raise FuseforksError(f"no turn {turn_id!r} in the store")
@@ -98,7 +98,7 @@ def first_gap(envelopes: Sequence[Envelope], after: int = 0) -> str | None:
     return None
 
 
-def import_turn(store: EventStore, envelopes: Sequence[Envelope]) -> TurnImport:
+def import_turn(store: TurnLog, envelopes: Sequence[Envelope]) -> TurnImport:
     """Add one turn's envelopes to `store`: events it already holds identically are skipped, the
     rest appended in one transaction; a gap or a conflicting event refuses the whole turn."""
     turn_id = envelopes[0].turn_id
@@ -156,13 +156,13 @@ def _brief(value: object, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def import_turns(store: EventStore, envelopes: Iterable[Envelope]) -> Iterator[TurnImport]:
+def import_turns(store: TurnLog, envelopes: Iterable[Envelope]) -> Iterator[TurnImport]:
     """Import turn by turn, in the order the stream first names them, yielding each outcome as
     soon as it is settled: a refused turn does not stop the others."""
     for turn in group_turns(envelopes).values():
         yield import_turn(store, turn)
 
 
-def import_stream(store: EventStore, path: str | Path) -> list[TurnImport]:
+def import_stream(store: TurnLog, path: str | Path) -> list[TurnImport]:
     """Import every turn of the stream at `path` (read whole before anything is written)."""
     return list(import_turns(store, read_stream(path)))

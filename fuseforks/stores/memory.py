@@ -1,44 +1,33 @@
-"""An in-memory event store: the reference for the contract, and the store of tests and replay."""
+"""An in-memory event store: the reference for the contract, and the store of tests and replay.
+
+It keeps each turn's envelopes in a list; everything a record answers beyond reading a turn and
+listing the turns (a conversation, the events of some kinds, the audit) is the contract's own
+fold over those two (`fuseforks.stores.store.Record`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fuseforks.events.codec import Envelope, encode_event
-from fuseforks.events.privacy import PixelLeakError, find_pixel_leak
-from fuseforks.events.types import TurnEnded, TurnStarted
-from fuseforks.stores.store import TurnInfo, check_continuation
+from fuseforks.events.codec import Envelope
+from fuseforks.stores.rows import guarded_bodies
+from fuseforks.stores.store import EventStore, TurnInfo, check_continuation
 
 
-class MemoryStore:
+class MemoryStore(EventStore):
+    name = "memory store"
+
     def __init__(self) -> None:
         self._turns: dict[str, list[Envelope]] = {}
 
     def append(self, envelopes: Sequence[Envelope]) -> None:
         batch = list(envelopes)
-        for envelope in batch:  # the same last guard as the SQLite store, before anything is kept
-            leak = find_pixel_leak(encode_event(envelope.event))
-            if leak is not None:
-                raise PixelLeakError(
-                    f"memory store: refusing to store {envelope.kind} #{envelope.seq}: it holds {leak}"
-                )
+        guarded_bodies(self.name, batch)  # the last guard of every store, before anything is kept
         turn_id = check_continuation(batch, self.last_seq(batch[0].turn_id) if batch else 0)
         self._turns.setdefault(turn_id, []).extend(batch)
 
     def read(self, turn_id: str, after: int = 0) -> list[Envelope]:
         return [e for e in self._turns.get(turn_id, []) if e.seq > after]
-
-    def conversation(self, conversation_id: str) -> list[Envelope]:
-        return [
-            e for es in self._turns.values()
-            if isinstance(es[0].event, TurnStarted) and es[0].event.conversation_id == conversation_id
-            for e in es if isinstance(e.event, TurnStarted | TurnEnded)
-        ]
-
-    def of_kinds(self, kinds: Sequence[str]) -> list[Envelope]:
-        wanted = set(kinds)
-        found = [e for es in self._turns.values() for e in es if e.kind in wanted]
-        return sorted(found, key=lambda e: (e.at, e.turn_id, e.seq))
 
     def last_seq(self, turn_id: str) -> int:
         stored = self._turns.get(turn_id)

@@ -1,5 +1,6 @@
-"""A store from what a user writes: a `postgresql://` (or `postgres://`) URL means a PostgreSQL
-database, anything else a path to an SQLite file — the embedded default.
+"""A store or a record from what a user writes: a `postgresql://` (or `postgres://`) URL means a
+PostgreSQL database, anything else a path — an SQLite file (the embedded default) or, for
+reading, a JSON Lines stream.
 
 psycopg is imported only when a URL is opened: a program that keeps its turns in SQLite never
 loads it.
@@ -12,6 +13,8 @@ from typing import TYPE_CHECKING
 
 from fuseforks.stores.postgres_sql import DatabaseUrl, is_database_url
 from fuseforks.stores.sqlite import SqliteStore
+from fuseforks.stores.store import OrderedStore, Record
+from fuseforks.stores.stream import StreamRecord
 
 if TYPE_CHECKING:
     from fuseforks.stores.postgres import PostgresStore
@@ -20,10 +23,18 @@ Target = str | Path | DatabaseUrl
 """A store as a user names it: a URL (as text, or as the command line's `DatabaseUrl`) or a
 path."""
 
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
 
 def store_target(text: str) -> Path | DatabaseUrl:
     """What `text` names: a database URL (printed without its password) or a file."""
     return DatabaseUrl(text) if is_database_url(text) else Path(text)
+
+
+def is_sqlite_file(path: Path) -> bool:
+    """Whether the file at `path` holds an SQLite database (else it is read as a stream)."""
+    with open(path, "rb") as handle:
+        return handle.read(16) == SQLITE_MAGIC
 
 
 def open_store(target: Target, *, read_only: bool = False) -> SqliteStore | PostgresStore:
@@ -36,3 +47,34 @@ def open_store(target: Target, *, read_only: bool = False) -> SqliteStore | Post
 
         return PostgresStore(target, read_only=read_only)
     return SqliteStore(target, read_only=read_only)
+
+
+def inspect_store(target: Target) -> int:
+    """The layout version of the store at `target`, read without writing anything: 0 where
+    opening for writing would create the store. Raises for a file or a database fuseforks must
+    not write to, or cannot reach."""
+    if isinstance(target, str):
+        target = store_target(target)
+    if isinstance(target, DatabaseUrl):
+        from fuseforks.stores.postgres import PostgresStore
+
+        return PostgresStore.inspect(target)
+    return SqliteStore.inspect(target)
+
+
+def open_record(target: Target) -> Record:
+    """Recorded turns to read, writing nothing: a store opened read-only, or a JSON Lines
+    stream read whole."""
+    if isinstance(target, str):
+        target = store_target(target)
+    if isinstance(target, Path) and not is_sqlite_file(target):
+        return StreamRecord(target)
+    return open_store(target, read_only=True)
+
+
+def open_ordered_store(url: str | DatabaseUrl) -> OrderedStore:
+    """A store several processes write and a relay follows in commit order: the PostgreSQL
+    database at `url`."""
+    from fuseforks.stores.postgres import PostgresStore
+
+    return PostgresStore(url)

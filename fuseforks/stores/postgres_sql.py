@@ -21,16 +21,15 @@ import re
 from urllib.parse import unquote, urlsplit
 
 from fuseforks.projections.audit import DeliveryRow, OriginRow
-from fuseforks.stores.audit_sql import Dialect
+from fuseforks.stores.dialect import Dialect
+from fuseforks.stores.sql import EVENTS, META
 
 SCHEMES = ("postgresql://", "postgres://")
 
-STORE_VERSION = 1
-"""Version of the PostgreSQL table layout (its own count, not the SQLite store's, and not the
-events', which carry their own version). 1: events, the image index, the audit views."""
-
-META = "fuseforks_meta"
-EVENTS = "events"
+POSTGRES_STORE_VERSION = 1
+"""Version of the PostgreSQL table layout (its own count, not the SQLite store's
+`SQLITE_STORE_VERSION`, and not the events', which carry their own version). 1: events, the
+image index, the audit views, an index of turns by conversation."""
 
 
 # --- URLs ----------------------------------------------------------------------------------------
@@ -124,7 +123,7 @@ MIGRATIONS: list[list[str]] = [
 """`MIGRATIONS[n]` takes the layout from version n to n + 1. Derived objects (the index's trigger,
 the views) are dropped and created again after any migration (`DERIVED`)."""
 
-assert len(MIGRATIONS) == STORE_VERSION
+assert len(MIGRATIONS) == POSTGRES_STORE_VERSION
 
 DROP_DERIVED = [
     "DROP VIEW IF EXISTS image_deliveries, image_origins, fuseforks_image_deliveries, "
@@ -230,6 +229,7 @@ once create it once."""
 TABLES = """SELECT table_name FROM information_schema.tables
     WHERE table_schema = current_schema() ORDER BY table_name"""
 VERSION = f"SELECT value FROM {META} WHERE key = 'store_version'"
+IDENTITY = f"SELECT value FROM {META} WHERE key = 'store_id'"
 
 # --- reading and writing -------------------------------------------------------------------------
 
@@ -250,7 +250,7 @@ CONVERSATION = f"""SELECT turn_id, seq, version, at, body FROM {EVENTS}
          AND body::jsonb ->> 'conversation_id' = %s)
     ORDER BY turn_id, seq"""
 OF_KINDS = f"""SELECT turn_id, seq, version, at, body FROM {EVENTS}
-    WHERE kind = ANY(%s) ORDER BY at, turn_id, seq"""
+    WHERE kind IN ({{marks}}) ORDER BY at, turn_id, seq"""
 FOLLOW = f"""SELECT tx::text::bigint, position, turn_id, seq, version, at, body FROM {EVENTS}
     WHERE (tx, position) > (%s::text::xid8, %s)
       AND tx < pg_snapshot_xmin(pg_current_snapshot())
@@ -260,9 +260,11 @@ a transaction that commits late has a smaller `tx` than those that started after
 passed over, because nothing at or after the oldest running transaction is read yet."""
 
 
-DIALECT = Dialect(mark="%s", origins="fuseforks_image_origins",
-                  deliveries="fuseforks_image_deliveries", tie=", image", since_in_sql=False,
-                  delivery_columns=_DELIVERY_COLUMNS)
-"""The audit queries of `fuseforks.stores.audit_sql`, in PostgreSQL: the hidden views carry an
-image ordinal (the fold's tie order), and `since` is compared after the query by
-`AuditFilter.keeps`, with the same reading of a time as the fold's."""
+POSTGRES = Dialect(
+    mark="%s", tables=TABLES, version=VERSION, read=READ, tail=TAIL, turns=TURNS,
+    conversation=CONVERSATION, of_kinds=OF_KINDS,
+    origins="fuseforks_image_origins", deliveries="fuseforks_image_deliveries",
+    delivery_columns=_DELIVERY_COLUMNS, tie=", image", since_in_sql=False)
+"""PostgreSQL's statements. The audit's hidden views carry an image ordinal (the fold's tie
+order), and `since` is compared after the query by `AuditFilter.keeps`, with the same reading of
+a time as the fold's."""

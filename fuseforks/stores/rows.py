@@ -1,4 +1,8 @@
-"""Stored rows back into envelopes — the one decoding every SQL store shares.
+"""Envelopes into stored bodies and stored rows back into envelopes — the one encoding and the
+one decoding every store shares.
+
+Encoding is the last guard before anything is kept: an event body that holds pixels (a base64
+image, raw image bytes) is refused with the whole batch, by every store alike.
 
 A row of the current schema version decodes straight into the typed event; an older one goes
 through the upcasters with its turn's context (one context per turn, filled in seq order).
@@ -6,19 +10,44 @@ through the upcasters with its turn's context (one context per turn, filled in s
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import msgspec
 
-from fuseforks.events.codec import SCHEMA_VERSION, Envelope, TurnContexts, decode_event
+from fuseforks.events.codec import (
+    SCHEMA_VERSION,
+    Envelope,
+    TurnContexts,
+    decode_event,
+    encode_event,
+)
+from fuseforks.events.privacy import PixelLeakError, find_pixel_leak
 from fuseforks.events.types import TurnEvent
 
 _decode_current = msgspec.json.Decoder(TurnEvent).decode
 
-TurnRow = tuple[int, int, str, bytes]
+TurnRow = tuple[int, int, str, bytes | str]
 """seq, version, at, body of one turn's event."""
-Row = tuple[str, int, int, str, bytes]
+Row = tuple[str, int, int, str, bytes | str]
 """turn_id, seq, version, at, body of an event of any turn."""
+
+
+def guarded_bodies(store: str, envelopes: Sequence[Envelope]) -> list[str]:
+    """The JSON body of each envelope's event, as stored; `PixelLeakError` (naming `store`, the
+    event and what it holds) for the first one that holds pixels, before anything is kept."""
+    bodies = []
+    for e in envelopes:
+        body = encode_event(e.event)
+        leak = find_pixel_leak(body)
+        if leak is not None:
+            raise PixelLeakError(f"{store}: refusing to store {e.kind} #{e.seq}: it holds {leak}")
+        bodies.append(body.decode())
+    return bodies
+
+
+def decode_current(body: bytes | str) -> TurnEvent:
+    """An event body written in the current schema version."""
+    return _decode_current(body)
 
 
 def turn_envelopes(turn_id: str, rows: Iterable[TurnRow]) -> list[Envelope]:

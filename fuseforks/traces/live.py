@@ -8,14 +8,17 @@ live; `fuseforks export --format otlp-json` shows it as cut.
 
 Tracing is on when the `Agent` is given a `tracer_provider`, or when the standard environment
 names an OTLP endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`)
-and the OpenTelemetry packages are installed (`fuseforks[otel]`). It never stops a turn: a missing
-package or an unsupported protocol is one warning, and a failing exporter is the SDK's to report.
+and the OpenTelemetry packages are installed (`fuseforks[otel]`). It never stops or delays a turn:
+a missing package or an unsupported protocol is one warning; a collector that does not take the
+spans is one warning line per outage (`otel.Guarded`), and an agent's exit waits for the last spans
+at most `SHUTDOWN_WAIT` seconds.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -28,6 +31,9 @@ from fuseforks.traces.spans import capture_content as content_switch
 from fuseforks.traces.spans import turn_spans
 
 _log = logging.getLogger("fuseforks.traces")
+
+SHUTDOWN_WAIT = 2.0
+"""Seconds an agent's exit waits for its last spans to be taken."""
 
 
 class TracerProviderLike(Protocol):
@@ -71,8 +77,22 @@ class SpanSubscriber:
         return len(self._turns)
 
     async def aclose(self) -> None:
-        if self._owned:
-            await anyio.to_thread.run_sync(self._shutdown)
+        """Shut down a provider this subscriber made, sending what is left — waiting for that at
+        most `SHUTDOWN_WAIT` seconds: a collector that does not answer must not hold the
+        program (the exporter's own timeout may be minutes)."""
+        if not self._owned:
+            return
+        done = threading.Event()
+
+        def shut_down() -> None:
+            self._shutdown()
+            done.set()
+
+        # A daemon thread of its own: one left waiting on a collector must not hold the exit.
+        threading.Thread(target=shut_down, name="fuseforks-traces-shutdown", daemon=True).start()
+        if not await anyio.to_thread.run_sync(done.wait, SHUTDOWN_WAIT):
+            _log.warning("traces: the collector did not take the last spans within %g s; they "
+                         "are dropped", SHUTDOWN_WAIT)
 
     def _shutdown(self) -> None:
         shutdown = getattr(self.provider, "shutdown", None)

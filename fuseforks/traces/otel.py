@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import os
+import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -38,7 +41,9 @@ from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 
 from fuseforks.core.errors import FuseforksError
-from fuseforks.traces.spans import TraceSpan
+from fuseforks.traces.types import TraceSpan
+
+_log = logging.getLogger("fuseforks.traces")
 
 SCOPE = "fuseforks"
 try:
@@ -117,9 +122,11 @@ def traces_endpoint(environ: Mapping[str, str] | None = None) -> str:
     return base.rstrip("/") + "/v1/traces"
 
 
-def exporter(environ: Mapping[str, str] | None = None) -> OTLPSpanExporter:
+def exporter(environ: Mapping[str, str] | None = None, *,
+             timeout: float | None = None) -> OTLPSpanExporter:
     """The OTLP/HTTP exporter; headers, timeout, compression and certificates come from the
-    standard `OTEL_EXPORTER_OTLP_*` variables, read by the exporter itself."""
+    standard `OTEL_EXPORTER_OTLP_*` variables, read by the exporter itself. `timeout`: seconds
+    an export may take, retries included, unless the environment says."""
     environ = os.environ if environ is None else environ
     protocol = (environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
                 or environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or PROTOCOL).strip()
@@ -127,15 +134,94 @@ def exporter(environ: Mapping[str, str] | None = None) -> OTLPSpanExporter:
         raise FuseforksError(
             f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol}: fuseforks sends traces over OTLP/HTTP "
             f"with protobuf bodies only; set it to {PROTOCOL} (or leave it unset)")
-    return OTLPSpanExporter(endpoint=traces_endpoint(environ))
+    if any(environ.get(name) for name in _TIMEOUTS):
+        timeout = None
+    return OTLPSpanExporter(endpoint=traces_endpoint(environ), timeout=timeout)
+
+
+_TIMEOUTS = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")
+LIVE_TIMEOUT = 1.5
+"""Seconds a live export may take, retries included, unless the environment says: short enough
+that the last flush at exit fits the agent's bounded wait."""
 
 
 def provider_from_env(environ: Mapping[str, str] | None = None) -> TracerProvider:
     """A tracer provider that batches spans to the OTLP/HTTP endpoint of the environment; shut it
     down to send what is left."""
     provider = TracerProvider(resource=resource(environ), shutdown_on_exit=False)
-    provider.add_span_processor(BatchSpanProcessor(exporter(environ)))
+    guarded = Guarded(exporter(environ, timeout=LIVE_TIMEOUT), traces_endpoint(environ))
+    provider.add_span_processor(BatchSpanProcessor(guarded))
     return provider
+
+
+RETRY_AFTER = 30.0
+"""Seconds a collector that did not take a batch is left alone before the next try."""
+_QUIETED = ("opentelemetry.exporter.otlp.common.http",
+            "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+            "opentelemetry.sdk.trace.export")
+
+
+class _Quiet(logging.Filter):
+    """Drops the exporter's own log records on the thread of a `Guarded` export (and keeps the
+    last one's first line as the reason); records of anyone else's exports pass."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.local = threading.local()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(self.local, "active", False):
+            self.local.reason = record.getMessage().splitlines()[0][:300]
+            return False
+        return True
+
+
+_quiet = _Quiet()
+for _name in _QUIETED:
+    logging.getLogger(_name).addFilter(_quiet)
+
+
+class Guarded(SpanExporter):
+    """A live exporter that never troubles the user more than once per outage.
+
+    The SDK's exporter retries a collector that is away for up to its timeout and logs every
+    attempt, a traceback each; behind a batch processor that costs nothing while turns run, but
+    the last flush at exit waits it out. Here a failed export is one warning line, and for
+    `RETRY_AFTER` seconds after it batches are dropped at once, so a flush at exit does not wait
+    on a collector known to be away."""
+
+    def __init__(self, inner: SpanExporter, endpoint: str) -> None:
+        self.inner, self.endpoint = inner, endpoint
+        self._away_until = 0.0
+        self._warned = False
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        if time.monotonic() < self._away_until:
+            return SpanExportResult.FAILURE
+        _quiet.local.active, _quiet.local.reason = True, ""
+        try:
+            result = self.inner.export(spans)
+        except Exception as error:  # an exporter's bug must not reach the batch thread's log
+            _quiet.local.reason = f"{type(error).__name__}: {error}"
+            result = SpanExportResult.FAILURE
+        finally:
+            _quiet.local.active = False
+        if result is SpanExportResult.SUCCESS:
+            self._away_until, self._warned = 0.0, False
+            return result
+        self._away_until = time.monotonic() + RETRY_AFTER
+        if not self._warned:
+            self._warned = True
+            reason = f" ({_quiet.local.reason})" if _quiet.local.reason else ""
+            _log.warning("traces: the collector at %s did not take the spans%s; spans are "
+                         "dropped while it is away", self.endpoint, reason)
+        return result
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return self.inner.force_flush(timeout_millis)
 
 
 # --- recorded turns --------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ exhausted, a broken answer) at the next event that is not a notice of the HTTP e
 end, or the fallback's `FallbackSettled`; a tool call when its result is recorded (the results of
 a round are recorded in call order once every call of the round has returned). An interruption
 ends what was in flight; a record without `TurnEnded` (the process died) ends every open span at
-its last event, with `fuseforks.turn.stop = "cut"`.
+its last event, with `fuseforks.turn.stop = "cut"` (a session's: `fuseforks.session.stop`).
 
 The placement ladder shows on the chat spans: a refusal says what it was about
 (`fuseforks.refusal`: image, placement, parameter, other), the request a `PlacementLearned`
@@ -32,29 +32,23 @@ concerns carries `fuseforks.placement.learned` (`native:refused`, `alternate:rec
 the request that follows a `PlacementChanged` carries `fuseforks.placement.changed` (the placement
 its tool images moved to).
 
+The projection is a fold like every other (`evolve_spans(state, envelope) -> state` over frozen
+values, then `finish`): a span is a draft in the state until the record ends. The chat spans'
+tool images and the outcome of a request that was answered or refused come from the delivery
+fold (`fuseforks.projections.deliveries`), as every other reader's do.
+
 Content — the user's request, the system prompt, the model's answers, tool arguments and tool
 bodies — is attached only when asked for (`capture_content`), in the conventions' JSON message
-format. Images are never content: a span names them by digest, format and size only, and there is
+format (`fuseforks.traces.content`). Images are never content: a span names them by digest, format and size only, and there is
 no pixel or base64 in any event to begin with.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
-from typing import Any, Literal
+from collections.abc import Iterable
 
 import msgspec
 
-from fuseforks.core.canonical import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolResultMessage,
-    UserMessage,
-)
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import (
     FallbackSettled,
@@ -76,480 +70,367 @@ from fuseforks.events.types import (
     SessionStarted,
     ToolCalled,
     ToolResultRecorded,
-    ToolSpecRecord,
     TurnEnded,
     TurnInterrupted,
     TurnStarted,
     TurnTakenOver,
 )
-from fuseforks.projections.messages import chat_request
+from fuseforks.projections.deliveries import Deliveries, evolve_deliveries
 from fuseforks.projections.turn_state import TurnState, evolve_turn
+from fuseforks.traces import attributes as of
+from fuseforks.traces import content
 from fuseforks.traces import conventions as c
+from fuseforks.traces.content import capture_content
+from fuseforks.traces.types import (
+    Attributes,
+    SpanKind,
+    SpanStatus,
+    TraceEvent,
+    TraceSpan,
+    span_id,
+    time_ns,
+    trace_id,
+)
 
-AttributeValue = str | bool | int | float | list[str] | list[int]
-Attributes = dict[str, AttributeValue]
-SpanKind = Literal["internal", "client"]
-SpanStatus = Literal["unset", "error"]
+__all__ = ["Draft", "SpanState", "TraceEvent", "TraceSpan", "capture_content", "evolve_spans",
+           "finish", "time_ns", "turn_spans"]
+
+_replace = msgspec.structs.replace
 
 
-class TraceEvent(msgspec.Struct, frozen=True, kw_only=True):
-    """A span event: something that happened at one moment inside a span (a retry, a cap)."""
+class Draft(msgspec.Struct, frozen=True, kw_only=True):
+    """A span being built; frozen into a `TraceSpan` when the fold is finished."""
 
     name: str
-    time_ns: int
-    attributes: Attributes = {}
-
-
-class TraceSpan(msgspec.Struct, frozen=True, kw_only=True):
-    name: str
-    trace_id: int
     span_id: int
-    parent_span_id: int | None
+    parent: int | None
     kind: SpanKind
     start_ns: int
-    end_ns: int
-    attributes: Attributes
-    events: list[TraceEvent] = []
+    end_ns: int | None = None
+    attributes: Attributes = {}
+    events: tuple[TraceEvent, ...] = ()
     status: SpanStatus = "unset"
-    status_description: str = ""
+    description: str = ""
+    error_type: str = ""
 
+    def set(self, attributes: Attributes) -> Draft:
+        return _replace(self, attributes={**self.attributes, **attributes})
 
-_TRUE = frozenset({"true", "span_only", "span_and_event"})
+    def add(self, event: TraceEvent) -> Draft:
+        return _replace(self, events=(*self.events, event))
 
+    def fail(self, description: str, error_type: str) -> Draft:
+        return _replace(self, status="error", description=description, error_type=error_type,
+                        attributes={**self.attributes, c.ERROR_TYPE: error_type})
 
-def capture_content(environ: Mapping[str, str] | None = None) -> bool:
-    """The conventions' content switch: `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` set
-    to `true` (or `SPAN_ONLY` / `SPAN_AND_EVENT`, the newer spellings), case-insensitive. Anything
-    else, or unset, captures no content."""
-    value = (os.environ if environ is None else environ).get(c.CAPTURE_CONTENT_ENV, "")
-    return value.strip().lower() in _TRUE
-
-
-def trace_id(turn_id: str) -> int:
-    digest = hashlib.sha256(b"fuseforks.trace\x00" + turn_id.encode()).digest()
-    return int.from_bytes(digest[:16], "big") or 1
-
-
-def span_id(turn_id: str, seq: int) -> int:
-    digest = hashlib.sha256(f"fuseforks.span\x00{turn_id}\x00{seq}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") or 1
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def time_ns(at: str) -> int:
-    """An envelope's ISO-8601 time as nanoseconds since the epoch, exactly (no float)."""
-    moment = datetime.fromisoformat(at.replace("Z", "+00:00"))
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    delta = moment - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
-
-
-# --- content in the conventions' message format --------------------------------------------------
-
-_json = msgspec.json.Encoder()
-_arguments = msgspec.json.Decoder()
-
-
-def _text(text: str) -> dict[str, Any]:
-    return {"type": "text", "content": text}
-
-
-def _message(message: Message) -> dict[str, Any]:
-    match message:
-        case SystemMessage() | UserMessage():
-            return {"role": "system" if isinstance(message, SystemMessage) else "user",
-                    "parts": [_text(message.text)]}
-        case AssistantMessage():
-            parts = [_text(message.text)] if message.text else []
-            parts += [{"type": "tool_call", "id": call.id, "name": call.name,
-                       "arguments": call.arguments} for call in message.tool_calls]
-            return {"role": "assistant", "parts": parts}
-        case ToolResultMessage():
-            return {"role": "tool", "parts": [
-                {"type": "tool_call_response", "id": message.tool_call_id,
-                 "response": message.text}]}
-    raise AssertionError(f"unknown message {message!r}")
-
-
-def _strs(values: Iterable[str]) -> list[str]:
-    return list(values)
-
-
-def _encode(value: Any) -> str:
-    return _json.encode(value).decode()
-
-
-def _tool_definitions(tools: list[ToolSpecRecord]) -> str:
-    return _encode([{"type": "function", "name": t.name, "description": t.description,
-                     "parameters": _arguments.decode(t.input_schema)} for t in tools])
-
-
-def _output(text: str, calls: list[dict[str, Any]], finish_reason: str) -> str:
-    parts = ([_text(text)] if text else []) + calls
-    return _encode([{"role": "assistant", "parts": parts, "finish_reason": finish_reason}])
-
-
-# --- the projection ------------------------------------------------------------------------------
-
-
-class _Open:
-    """A span being built; frozen into a `TraceSpan` at the end."""
-
-    def __init__(self, name: str, span_id: int, parent: int | None, kind: SpanKind,
-                 start_ns: int, attributes: Attributes) -> None:
-        self.name = name
-        self.span_id = span_id
-        self.parent = parent
-        self.kind: SpanKind = kind
-        self.start_ns = start_ns
-        self.end_ns: int | None = None
-        self.attributes = attributes
-        self.events: list[TraceEvent] = []
-        self.status: SpanStatus = "unset"
-        self.description = ""
-        self.error_type = ""
-
-    def fail(self, description: str, error_type: str) -> None:
-        self.status, self.description = "error", description
-        self.attributes[c.ERROR_TYPE] = self.error_type = error_type
+    def ended(self, end_ns: int, outcome: Attributes) -> Draft:
+        return _replace(self, end_ns=end_ns, attributes={**self.attributes, **outcome})
 
     def freeze(self, trace: int, last_ns: int) -> TraceSpan:
         return TraceSpan(
             name=self.name, trace_id=trace, span_id=self.span_id, parent_span_id=self.parent,
             kind=self.kind, start_ns=self.start_ns,
             end_ns=self.end_ns if self.end_ns is not None else last_ns,
-            attributes=self.attributes, events=self.events, status=self.status,
+            attributes=self.attributes, events=list(self.events), status=self.status,
             status_description=self.description)
+
+
+class SpanState(msgspec.Struct, frozen=True, kw_only=True):
+    """The spans of one turn so far, and what the next events need to know."""
+
+    capture: bool = False
+    """Content is attached (`capture_content`)."""
+    began: bool = False
+    session: bool = False
+    """The record is a gateway session's (it began with `SessionStarted`)."""
+    spans: tuple[Draft, ...] = ()
+    """The turn's span first, the others in the order they start; none for a record that
+    begins neither with `TurnStarted` nor with `SessionStarted`."""
+    turn_id: str = ""
+    now: int = 0
+    """The time of the last event."""
+    request: int | None = None
+    """Index of the request in flight."""
+    requests: tuple[int, ...] = ()
+    tools: dict[str, int] = {}
+    """Call id -> index of its tool span."""
+    failed: tuple[int, ...] = ()
+    """Requests that failed without a refusal: the turn's error says why."""
+    last_error_type: str = ""
+    moved_to: str = ""
+    """A `PlacementChanged` waiting for the request that follows it."""
+    answered: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    images: int = 0
+    dropped: int = 0
+    capped: int = 0
+    deliveries: Deliveries = Deliveries()
+    turn: TurnState = TurnState()
+    """The turn state, folded only for content (the messages a request carried)."""
+
+    def put(self, index: int, draft: Draft) -> SpanState:
+        return _replace(self, spans=(*self.spans[:index], draft, *self.spans[index + 1:]))
+
+    def start(self, draft: Draft) -> tuple[SpanState, int]:
+        return _replace(self, spans=(*self.spans, draft)), len(self.spans)
+
+    def on_root(self, attributes: Attributes) -> SpanState:
+        return self.put(0, self.spans[0].set(attributes))
+
+    def on_request(self, attributes: Attributes) -> SpanState:
+        """The request in flight, if any, says more."""
+        if self.request is None:
+            return self
+        return self.put(self.request, self.spans[self.request].set(attributes))
+
+    def on_last_request(self, attributes: Attributes) -> SpanState:
+        """The request an event after its outcome concerns (the last one sent)."""
+        if not self.requests:
+            return self
+        index = self.requests[-1]
+        return self.put(index, self.spans[index].set(attributes))
+
+    def on_tool(self, call_id: str, change: Attributes | Draft) -> SpanState:
+        index = self.tools.get(call_id)
+        if index is None:
+            return self
+        draft = change if isinstance(change, Draft) else self.spans[index].set(change)
+        return self.put(index, draft)
+
+    def end_request(self, outcome: str) -> SpanState:
+        assert self.request is not None
+        ended = self.spans[self.request].ended(self.now, {c.REQUEST_OUTCOME: outcome})
+        return _replace(self.put(self.request, ended), request=None)
+
+    def end_tools(self, call_ids: Iterable[str], outcome: str) -> SpanState:
+        """The named tool spans still open end here, with `outcome`."""
+        state = self
+        for call_id in call_ids:
+            index = state.tools.get(call_id)
+            if index is not None and state.spans[index].end_ns is None:
+                state = state.put(index, state.spans[index].ended(state.now,
+                                                                  {c.TOOL_OUTCOME: outcome}))
+        return state
 
 
 _NOTICES = (LlmRetried, LlmRetryStopped, JpegResent)
 """What the HTTP edge reports while a request is in flight: these do not end it."""
+_IN_FLIGHT = (*_NOTICES, ResponseReceived, RequestRefused)
+
+
+def evolve_spans(state: SpanState, envelope: Envelope) -> SpanState:
+    """The fold's step: one envelope of the turn, in seq order."""
+    event = envelope.event
+    if not state.began:
+        if not isinstance(event, TurnStarted | SessionStarted):
+            return _replace(state, began=True)
+        session = isinstance(event, SessionStarted)
+        name = (f"{c.GATEWAY_SESSION} {event.client}" if isinstance(event, SessionStarted)
+                else f"{c.INVOKE_AGENT} {event.agent}")
+        root = Draft(name=name, span_id=span_id(envelope.turn_id, envelope.seq), parent=None,
+                     kind="internal", start_ns=time_ns(envelope.at))
+        state = _replace(state, began=True, session=session, spans=(root,),
+                         turn_id=envelope.turn_id)
+    elif not state.spans:
+        return state
+    state = _replace(state, now=time_ns(envelope.at),
+                     deliveries=evolve_deliveries(state.deliveries, envelope))
+    if state.request is not None and not isinstance(event, _IN_FLIGHT):
+        state = _cut_short(state, event)
+    state = _step(state, envelope)
+    if state.capture:
+        state = _replace(state, turn=evolve_turn(state.turn, event))
+    return state
+
+
+def _cut_short(state: SpanState, event: object) -> SpanState:
+    """The request in flight ends without an answer or a refusal: interrupted, lost with a
+    process that died, or failed (retries exhausted, a broken answer)."""
+    if isinstance(event, TurnInterrupted):
+        return state.end_request("interrupted")
+    if isinstance(event, TurnTakenOver):
+        return state.end_request("lost")
+    index = state.request
+    assert index is not None
+    state = state.put(index, state.spans[index].fail("", state.last_error_type or c.ERROR_OTHER))
+    return _replace(state, failed=(*state.failed, index)).end_request("failed")
+
+
+def _step(state: SpanState, envelope: Envelope) -> SpanState:
+    event, now, capture = envelope.event, state.now, state.capture
+    match event:
+        case TurnStarted():
+            return state.on_root(of.of_turn(event, state.turn_id, capture=capture))
+        case RequestSent():
+            carried = state.deliveries.requests[-1].sent.images
+            state, index = state.start(Draft(
+                name=f"{c.CHAT} {event.model}", span_id=span_id(state.turn_id, envelope.seq),
+                parent=state.spans[0].span_id, kind="client", start_ns=now,
+                attributes=of.of_request(event, carried, moved_to=state.moved_to,
+                                         turn=state.turn if capture else None)))
+            return _replace(state, request=index, requests=(*state.requests, index),
+                            moved_to="", last_error_type="")
+        case ResponseReceived():
+            if state.request is not None:
+                state = state.on_request(of.of_response(event, capture=capture))
+                state = state.end_request(state.deliveries.requests[-1].outcome)
+            return _replace(state, answered=state.answered + 1,
+                            input_tokens=state.input_tokens + event.usage.input_tokens,
+                            output_tokens=state.output_tokens + event.usage.output_tokens)
+        case RequestRefused():
+            if state.request is None:
+                return state
+            refused = state.spans[state.request].fail(
+                event.message or f"HTTP {event.status}",
+                event.error_type or event.code or str(event.status))
+            state = state.put(state.request, refused.set(of.of_refusal(event)))
+            return state.end_request(state.deliveries.requests[-1].outcome)
+        case LlmRetried():
+            if state.request is None:
+                return state
+            draft = state.spans[state.request]
+            count = draft.attributes.get(c.RETRIES, 0)
+            assert isinstance(count, int)
+            draft = draft.add(TraceEvent(name=c.EVENT_RETRY, time_ns=now, attributes={
+                **of.of_retry(event), c.RETRY_DELAY_MS: event.delay_ms}))
+            return state.put(state.request, draft.set({c.RETRIES: count + 1}))
+        case LlmRetryStopped():
+            state = _replace(state, last_error_type=event.code or event.error_class)
+            if state.request is None:
+                return state
+            return state.put(state.request, state.spans[state.request].add(TraceEvent(
+                name=c.EVENT_RETRY_STOPPED, time_ns=now, attributes=of.of_retry(event))))
+        case JpegResent():
+            return state.on_request({c.JPEG_RESEND_CONVERTED: event.converted})
+        case PlacementLearned():
+            return state.on_last_request(
+                {c.PLACEMENT_LEARNED: f"{event.placement}:{event.outcome}"})
+        case PlacementChanged():
+            return _replace(state, moved_to=event.placement)
+        case ImagesStripped():
+            return state.on_last_request({c.FALLBACK_STRIPPED: event.removed,
+                                          c.FALLBACK_STRIPPED_DIGESTS: list(event.digests)})
+        case FallbackSettled():
+            return state.on_last_request({c.FALLBACK_OUTCOME: event.outcome}).on_root(
+                {c.FALLBACK_OUTCOME: event.outcome})
+        case ToolCalled():
+            state, index = state.start(Draft(
+                name=f"{c.EXECUTE_TOOL} {event.name}",
+                span_id=span_id(state.turn_id, envelope.seq), parent=state.spans[0].span_id,
+                kind="internal", start_ns=now,
+                attributes=of.of_tool_call(event, capture=capture)))
+            return _replace(state, tools={**state.tools, event.call_id: index})
+        case ImagesNormalized():
+            state = state.on_tool(event.call_id, of.of_normalized(event))
+            return _replace(state, images=state.images + len(event.images))
+        case ImagesDropped():
+            state = state.on_tool(event.call_id, of.of_drops(event))
+            return _replace(state, dropped=state.dropped + len(event.drops))
+        case ToolResultRecorded():
+            return _tool_result(state, event)
+        case ImagesCapped():
+            return _capped(state, event)
+        case RepeatDetected():
+            if c.REPEAT_TOOL in state.spans[0].attributes:
+                return state
+            return state.on_root({c.REPEAT_TOOL: event.name, c.REPEAT_COUNT: event.count,
+                                  c.REPEAT_ROUND: event.round})
+        case TurnInterrupted():
+            state = state.on_root({c.INTERRUPT_CAUSE: event.cause,
+                                   c.INTERRUPT_DURING: event.during,
+                                   c.INTERRUPT_ROUND: event.round})
+            return state.end_tools(state.tools, "interrupted")
+        case TurnTakenOver():
+            state = state.put(0, state.spans[0].add(TraceEvent(
+                name=c.EVENT_TAKEOVER, time_ns=now, attributes={
+                    c.ROUND: event.round, c.TAKEOVER_WORKER: event.worker,
+                    c.TAKEOVER_IMAGES_LOST: len(event.images_lost),
+                    c.TAKEOVER_CALLS_LOST: len(event.calls_lost)})))
+            return state.end_tools(event.calls_lost, "lost")
+        case TurnEnded():
+            return _turn_ended(state, event)
+        case SessionStarted():
+            return state.on_root(of.of_session(event, state.turn_id))
+        case ResultSent():
+            return state.on_tool(event.call_id, {c.IMAGES_SENT: list(event.images)})
+        case SessionEnded():
+            state = state.end_tools(event.unanswered, "unanswered")
+            root = state.spans[0].set({c.SESSION_STOP: event.cause, c.SESSION_CALLS: event.calls})
+            return state.put(0, _replace(root, end_ns=state.now))
+        case _:
+            return state  # RoundStarted, and any kind this projection has no use for
+
+
+def _tool_result(state: SpanState, event: ToolResultRecorded) -> SpanState:
+    index = state.tools.get(event.call_id)
+    if index is None or state.spans[index].end_ns is not None:
+        return state
+    called = state.spans[index].set(of.of_result(event, capture=state.capture))
+    if not event.ok:
+        called = called.fail(event.fault or "the tool reported an error", "tool_error")
+    return state.put(index, _replace(called, end_ns=state.now))
+
+
+def _capped(state: SpanState, event: ImagesCapped) -> SpanState:
+    state = state.put(0, state.spans[0].add(TraceEvent(
+        name=c.EVENT_CAP, time_ns=state.now, attributes={
+            c.ROUND: event.round, c.CAP_REMOVED: event.removed, c.CAP_KEPT: event.kept,
+            c.CAP_REMOVED_DIGESTS: list(event.removed_digests)})))
+    for cut in event.cuts:
+        index = state.tools.get(cut.call_id)
+        if index is not None:
+            removed = state.spans[index].attributes.get(c.CAP_REMOVED, 0)
+            assert isinstance(removed, int)
+            state = state.on_tool(cut.call_id, {c.CAP_REMOVED: removed + cut.removed,
+                                                c.CAP_KEPT: cut.keep})
+    return _replace(state, capped=state.capped + event.removed)
+
+
+def _turn_ended(state: SpanState, event: TurnEnded) -> SpanState:
+    root = state.spans[0].set({c.TURN_STOP: event.stop, c.TURN_ROUNDS: event.rounds})
+    if state.capture and event.answer:
+        root = root.set({c.OUTPUT_MESSAGES: content.output(event.answer, [], event.stop)})
+    if event.error:
+        for index in state.failed:
+            state = state.put(index, _replace(state.spans[index], description=event.error))
+        error_type = next((state.spans[i].error_type for i in reversed(state.requests)
+                           if state.spans[i].error_type), c.ERROR_OTHER)
+        root = root.fail(event.error, error_type)
+    return state.put(0, _replace(root, end_ns=state.now))
+
+
+def finish(state: SpanState) -> list[TraceSpan]:
+    """The spans of the folded record. A record without `TurnEnded` (the process died) ends
+    every open span at its last event, with `fuseforks.turn.stop = "cut"` (a session without
+    `SessionEnded`: `fuseforks.session.stop = "cut"`)."""
+    if not state.spans:
+        return []
+    if state.spans[0].end_ns is None:
+        state = state.on_root({c.SESSION_STOP if state.session else c.TURN_STOP: "cut"})
+        if state.request is not None:
+            state = state.end_request("unanswered")
+        for call_id, index in state.tools.items():
+            if state.spans[index].end_ns is None:
+                state = state.on_tool(call_id, {c.TOOL_OUTCOME: "unanswered"})
+    totals: Attributes = {}
+    if state.answered:
+        totals.update({c.USAGE_INPUT_TOKENS: state.input_tokens,
+                       c.USAGE_OUTPUT_TOKENS: state.output_tokens})
+    totals[c.IMAGES_COUNT] = state.images
+    if state.dropped:
+        totals[c.IMAGES_DROPPED] = state.dropped
+    if state.capped:
+        totals[c.CAP_REMOVED] = state.capped
+    state = state.on_root(totals)
+    trace = trace_id(state.turn_id)
+    return [draft.freeze(trace, state.now) for draft in state.spans]
 
 
 def turn_spans(history: Iterable[Envelope], *, capture_content: bool = False) -> list[TraceSpan]:
     """The spans of one turn's events (in seq order), the turn's span first, the others in the
     order they start; a gateway session's alike. Nothing for a record that begins otherwise."""
-    envelopes = list(history)
-    started = envelopes[0].event if envelopes else None
-    if not isinstance(started, TurnStarted | SessionStarted):
-        return []
-    turn_id = envelopes[0].turn_id
-    state = TurnState()
-    spans: list[_Open] = []
-    requests: list[_Open] = []
-    tools: dict[str, _Open] = {}
-    request: _Open | None = None  # the request in flight
-    failed: list[_Open] = []  # requests that failed without a refusal: the turn's error says why
-    usage = {c.USAGE_INPUT_TOKENS: 0, c.USAGE_OUTPUT_TOKENS: 0}
-    answered = 0
-    images = dropped = capped = 0
-    last_error_type = ""
-    moved_to = ""  # a `PlacementChanged` waiting for the request that follows it
-    now = time_ns(envelopes[0].at)
-
-    name = (f"{c.INVOKE_AGENT} {started.agent}" if isinstance(started, TurnStarted)
-            else f"{c.GATEWAY_SESSION} {started.client}")
-    root = _Open(name, span_id(turn_id, envelopes[0].seq), None, "internal", now, {})
-    spans.append(root)
-
-    def close_request(outcome: str) -> None:
-        nonlocal request
-        assert request is not None
-        request.attributes[c.REQUEST_OUTCOME] = outcome
-        request.end_ns = now
-        request = None
-
-    for envelope in envelopes:
-        event = envelope.event
-        now = time_ns(envelope.at)
-        if request is not None and not isinstance(
-                event, (*_NOTICES, ResponseReceived, RequestRefused)):
-            if isinstance(event, TurnInterrupted):
-                close_request("interrupted")
-            elif isinstance(event, TurnTakenOver):
-                close_request("lost")
-            else:
-                failed.append(request)
-                request.fail("", last_error_type or c.ERROR_OTHER)
-                close_request("failed")
-        match event:
-            case TurnStarted():
-                attributes: Attributes = {
-                    c.OPERATION_NAME: c.INVOKE_AGENT,
-                    c.PROVIDER_NAME: c.PROVIDERS.get(event.wire, event.wire),
-                    c.AGENT_NAME: event.agent,
-                    **({c.CONVERSATION_ID: event.conversation_id} if event.conversation_id
-                       else {}),
-                    c.REQUEST_MODEL: event.model,
-                    c.SERVER_ADDRESS: event.endpoint_host,
-                    c.WIRE: event.wire,
-                    c.TURN_ID: turn_id,
-                    c.TURN_LANGUAGE: event.language,
-                    c.TURN_PLACEMENT: event.placement,
-                    c.TURN_MAX_ROUNDS: event.max_rounds,
-                    c.TURN_IMAGE_CAP: event.image_cap,
-                    c.HISTORY_LENGTH: len(event.history),
-                    c.HISTORY_DROPPED: event.history_dropped,
-                }
-                if capture_content:
-                    if event.system:
-                        attributes[c.SYSTEM_INSTRUCTIONS] = _encode([_text(event.system)])
-                    messages = []
-                    for exchange in event.history:
-                        messages += [_message(UserMessage(text=exchange.request)),
-                                     _message(AssistantMessage(text=exchange.answer))]
-                    messages.append(_message(UserMessage(text=event.request)))
-                    attributes[c.INPUT_MESSAGES] = _encode(messages)
-                root.attributes.update(attributes)
-            case RequestSent():
-                attributes = {
-                    c.OPERATION_NAME: c.CHAT,
-                    c.PROVIDER_NAME: c.PROVIDERS.get(event.wire, event.wire),
-                    c.REQUEST_MODEL: event.model,
-                    c.SERVER_ADDRESS: event.endpoint_host,
-                    c.WIRE: event.wire,
-                    c.ROUND: event.round,
-                    c.REQUEST_PURPOSE: event.purpose,
-                    c.REQUEST_MESSAGES: event.message_count,
-                }
-                if event.summary:
-                    attributes[c.REQUEST_SUMMARY] = True
-                if moved_to:
-                    attributes[c.PLACEMENT_CHANGED] = moved_to
-                    moved_to = ""
-                if event.images:
-                    attributes[c.IMAGES_COUNT] = len(event.images)
-                    attributes[c.IMAGES_DIGESTS] = [i.digest for i in event.images]
-                    attributes[c.IMAGES_PLACEMENTS] = _strs(i.placement for i in event.images)
-                    attributes[c.IMAGES_CALL_IDS] = [i.call_id for i in event.images]
-                if capture_content and state.started is not None:
-                    sent = chat_request(state, summary=event.summary)
-                    if sent.system:
-                        attributes[c.SYSTEM_INSTRUCTIONS] = _encode([_text(sent.system)])
-                    attributes[c.INPUT_MESSAGES] = _encode([_message(m) for m in sent.messages])
-                    if state.started.tools:
-                        attributes[c.TOOL_DEFINITIONS] = _tool_definitions(state.started.tools)
-                request = _Open(f"{c.CHAT} {event.model}", span_id(turn_id, envelope.seq),
-                                root.span_id, "client", now, attributes)
-                last_error_type = ""
-                spans.append(request)
-                requests.append(request)
-            case ResponseReceived():
-                if request is not None:
-                    attributes = request.attributes
-                    attributes[c.USAGE_INPUT_TOKENS] = event.usage.input_tokens
-                    attributes[c.USAGE_OUTPUT_TOKENS] = event.usage.output_tokens
-                    if event.usage.cache_read_tokens:
-                        attributes[c.USAGE_CACHE_READ_INPUT_TOKENS] = event.usage.cache_read_tokens
-                    if event.usage.cache_write_tokens:
-                        attributes[c.USAGE_CACHE_CREATION_INPUT_TOKENS] = \
-                            event.usage.cache_write_tokens
-                    if event.stop_reason:
-                        attributes[c.RESPONSE_FINISH_REASONS] = [event.stop_reason]
-                    attributes[c.RESPONSE_TOOL_CALLS] = len(event.tool_calls)
-                    if capture_content:
-                        calls = [{"type": "tool_call", "id": call.call_id, "name": call.name,
-                                  "arguments": _arguments.decode(call.arguments)}
-                                 for call in event.tool_calls]
-                        attributes[c.OUTPUT_MESSAGES] = _output(event.text, calls,
-                                                                event.stop_reason)
-                    close_request("received")
-                answered += 1
-                usage[c.USAGE_INPUT_TOKENS] += event.usage.input_tokens
-                usage[c.USAGE_OUTPUT_TOKENS] += event.usage.output_tokens
-            case LlmRetried():
-                if request is not None:
-                    retry = _retry_attributes(event)
-                    retry[c.RETRY_DELAY_MS] = event.delay_ms
-                    request.events.append(TraceEvent(name=c.EVENT_RETRY, time_ns=now,
-                                                     attributes=retry))
-                    count = request.attributes.get(c.RETRIES, 0)
-                    assert isinstance(count, int)
-                    request.attributes[c.RETRIES] = count + 1
-            case LlmRetryStopped():
-                last_error_type = event.code or event.error_class
-                if request is not None:
-                    request.events.append(TraceEvent(name=c.EVENT_RETRY_STOPPED, time_ns=now,
-                                                     attributes=_retry_attributes(event)))
-            case JpegResent():
-                if request is not None:
-                    request.attributes[c.JPEG_RESEND_CONVERTED] = event.converted
-            case RequestRefused():
-                if request is not None:
-                    request.fail(event.message or f"HTTP {event.status}",
-                                 event.error_type or event.code or str(event.status))
-                    attributes = request.attributes
-                    attributes[c.REFUSAL_STATUS] = event.status
-                    if event.error_type:
-                        attributes[c.REFUSAL_ERROR_TYPE] = event.error_type
-                    if event.code:
-                        attributes[c.REFUSAL_CODE] = event.code
-                    attributes[c.REFUSAL_IMAGES_REJECTED] = event.images_rejected
-                    attributes[c.REFUSAL] = event.refusal
-                    close_request("refused")
-            case PlacementLearned():
-                if requests:
-                    requests[-1].attributes[c.PLACEMENT_LEARNED] = \
-                        f"{event.placement}:{event.outcome}"
-            case PlacementChanged():
-                moved_to = event.placement
-            case ImagesStripped():
-                if requests:
-                    requests[-1].attributes[c.FALLBACK_STRIPPED] = event.removed
-                    requests[-1].attributes[c.FALLBACK_STRIPPED_DIGESTS] = list(event.digests)
-            case FallbackSettled():
-                if requests:
-                    requests[-1].attributes[c.FALLBACK_OUTCOME] = event.outcome
-                root.attributes[c.FALLBACK_OUTCOME] = event.outcome
-            case ToolCalled():
-                attributes = {
-                    c.OPERATION_NAME: c.EXECUTE_TOOL,
-                    c.TOOL_NAME: event.name,
-                    c.TOOL_CALL_ID: event.call_id,
-                    c.TOOL_TYPE: "function",
-                    c.ROUND: event.round,
-                }
-                if event.server:
-                    attributes[c.TOOL_SERVER] = event.server
-                if capture_content:
-                    attributes[c.TOOL_CALL_ARGUMENTS] = event.arguments
-                tool = _Open(f"{c.EXECUTE_TOOL} {event.name}", span_id(turn_id, envelope.seq),
-                             root.span_id, "internal", now, attributes)
-                tools[event.call_id] = tool
-                spans.append(tool)
-            case ImagesNormalized():
-                if (called := tools.get(event.call_id)) is not None:
-                    metas = event.images
-                    called.attributes.update({
-                        c.IMAGES_FORMATS: [m.source_format for m in metas],
-                        c.IMAGES_MEDIA_TYPES: [m.media_type for m in metas],
-                        c.IMAGES_PATHS: _strs(m.path for m in metas),
-                        c.IMAGES_WIDTHS: [m.width for m in metas],
-                        c.IMAGES_HEIGHTS: [m.height for m in metas],
-                        c.IMAGES_SIZES: [m.size for m in metas],
-                        c.IMAGES_SOURCE_SIZES: [m.source_size for m in metas],
-                    })
-                images += len(event.images)
-            case ImagesDropped():
-                if (called := tools.get(event.call_id)) is not None:
-                    called.attributes.update({
-                        c.IMAGES_DROPPED: len(event.drops),
-                        c.DROP_INDEXES: [d.index for d in event.drops],
-                        c.DROP_REASONS: _strs(d.reason for d in event.drops),
-                        c.DROP_DETAILS: [d.detail for d in event.drops],
-                    })
-                dropped += len(event.drops)
-            case ToolResultRecorded():
-                if (called := tools.get(event.call_id)) is not None and called.end_ns is None:
-                    attributes = called.attributes
-                    attributes[c.TOOL_OUTCOME] = "ok" if event.ok else "error"
-                    attributes[c.TOOL_BODY_CHARS] = len(event.body)
-                    if event.fault:
-                        attributes[c.TOOL_FAULT] = event.fault
-                    if event.image_digests:
-                        attributes[c.IMAGES_COUNT] = len(event.image_digests)
-                        attributes[c.IMAGES_DIGESTS] = list(event.image_digests)
-                        attributes[c.IMAGES_ATTACHED] = event.attached
-                    if capture_content:
-                        attributes[c.TOOL_CALL_RESULT] = event.body
-                    if not event.ok:
-                        called.fail(event.fault or "the tool reported an error", "tool_error")
-                    called.end_ns = now
-            case ImagesCapped():
-                root.events.append(TraceEvent(name=c.EVENT_CAP, time_ns=now, attributes={
-                    c.ROUND: event.round, c.CAP_REMOVED: event.removed, c.CAP_KEPT: event.kept,
-                    c.CAP_REMOVED_DIGESTS: list(event.removed_digests)}))
-                for cut in event.cuts:
-                    if (called := tools.get(cut.call_id)) is not None:
-                        removed = called.attributes.get(c.CAP_REMOVED, 0)
-                        assert isinstance(removed, int)
-                        called.attributes[c.CAP_REMOVED] = removed + cut.removed
-                        called.attributes[c.CAP_KEPT] = cut.keep
-                capped += event.removed
-            case RepeatDetected():
-                if c.REPEAT_TOOL not in root.attributes:
-                    root.attributes.update({c.REPEAT_TOOL: event.name,
-                                            c.REPEAT_COUNT: event.count,
-                                            c.REPEAT_ROUND: event.round})
-            case TurnInterrupted():
-                root.attributes.update({c.INTERRUPT_CAUSE: event.cause,
-                                        c.INTERRUPT_DURING: event.during,
-                                        c.INTERRUPT_ROUND: event.round})
-                for tool in tools.values():
-                    if tool.end_ns is None:
-                        tool.attributes[c.TOOL_OUTCOME] = "interrupted"
-                        tool.end_ns = now
-            case TurnTakenOver():
-                root.events.append(TraceEvent(name=c.EVENT_TAKEOVER, time_ns=now, attributes={
-                    c.ROUND: event.round, c.TAKEOVER_WORKER: event.worker,
-                    c.TAKEOVER_IMAGES_LOST: len(event.images_lost),
-                    c.TAKEOVER_CALLS_LOST: len(event.calls_lost)}))
-                for call_id in event.calls_lost:
-                    if (lost := tools.get(call_id)) is not None and lost.end_ns is None:
-                        lost.attributes[c.TOOL_OUTCOME] = "lost"
-                        lost.end_ns = now
-            case SessionStarted():
-                root.attributes.update({
-                    c.OPERATION_NAME: c.GATEWAY_SESSION, c.AGENT_NAME: event.agent,
-                    c.CLIENT_NAME: event.client, c.CLIENT_VERSION: event.client_version,
-                    c.GATEWAY_PROFILE: event.profile, c.GATEWAY_TRANSPORT: event.transport,
-                    c.TURN_ID: turn_id, c.TURN_LANGUAGE: event.language})
-            case ResultSent():
-                if (called := tools.get(event.call_id)) is not None:
-                    called.attributes[c.IMAGES_SENT] = list(event.images)
-            case SessionEnded():
-                root.attributes[c.SESSION_STOP] = event.cause
-                root.attributes[c.SESSION_CALLS] = event.calls
-                for call_id in event.unanswered:
-                    if (open_call := tools.get(call_id)) is not None and open_call.end_ns is None:
-                        open_call.attributes[c.TOOL_OUTCOME] = "unanswered"
-                        open_call.end_ns = now
-                root.end_ns = now
-            case TurnEnded():
-                root.attributes[c.TURN_STOP] = event.stop
-                root.attributes[c.TURN_ROUNDS] = event.rounds
-                if capture_content and event.answer:
-                    root.attributes[c.OUTPUT_MESSAGES] = _output(event.answer, [], event.stop)
-                if event.error:
-                    for span in failed:
-                        span.description = event.error
-                    root.fail(event.error, next(
-                        (r.error_type for r in reversed(requests) if r.error_type),
-                        c.ERROR_OTHER))
-                root.end_ns = now
-            case _:
-                pass  # RoundStarted, and any kind this projection has no use for
-        if capture_content:
-            state = evolve_turn(state, event)
-
-    if root.end_ns is None:  # the record has no end: the process died mid-turn
-        root.attributes[c.SESSION_STOP if isinstance(started, SessionStarted)
-                        else c.TURN_STOP] = "cut"
-        if request is not None:
-            close_request("unanswered")
-        for tool in tools.values():
-            if tool.end_ns is None:
-                tool.attributes[c.TOOL_OUTCOME] = "unanswered"
-    if answered:
-        root.attributes.update(usage)
-    root.attributes[c.IMAGES_COUNT] = images
-    if dropped:
-        root.attributes[c.IMAGES_DROPPED] = dropped
-    if capped:
-        root.attributes[c.CAP_REMOVED] = capped
-    trace = trace_id(turn_id)
-    return [span.freeze(trace, now) for span in spans]
-
-
-def _retry_attributes(event: LlmRetried | LlmRetryStopped) -> Attributes:
-    """What a retry and a give-up both say: the attempt, the error class, status and code."""
-    attributes: Attributes = {c.RETRY_ATTEMPT: event.attempt,
-                              c.RETRY_ERROR_CLASS: event.error_class}
-    if event.status is not None:
-        attributes[c.RETRY_STATUS] = event.status
-    if event.code:
-        attributes[c.RETRY_CODE] = event.code
-    return attributes
+    state = SpanState(capture=capture_content)
+    for envelope in history:
+        state = evolve_spans(state, envelope)
+    return finish(state)

@@ -29,17 +29,19 @@ from fuseforks.core.canonical import (
     UserMessage,
     system_texts,
 )
+from fuseforks.core.errors import WireError, WireGarbage
 from fuseforks.core.names import Placement, WireName
 from fuseforks.images.vault import ImageVault
-from fuseforks.ports.errors import WireError, WireGarbage
 from fuseforks.wires import parameters
 from fuseforks.wires.base import (
     JSON,
+    Carrier,
     Endpoint,
     HttpRequest,
     decode_json,
     placement_of,
     tool_arguments,
+    with_carriers,
 )
 from fuseforks.wires.errors import classify_status
 from fuseforks.wires.streaming import (
@@ -103,20 +105,16 @@ def _messages(messages: list[Message], vault: ImageVault,
               placement: Placement) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     results: list[dict[str, Any]] | None = None  # the open user message of tool results
-    carrier: list[dict[str, Any]] = []  # alternate: the images of the run of results
-    for message in messages:
-        if carrier and not isinstance(message, ToolResultMessage):
-            out.append({"role": "user", "content": carrier})
-            carrier = []
+    for message in with_carriers(messages, placement, lambda m: carrier_blocks(m, vault)):
         match message:
             case ToolResultMessage():
                 if results is None:
                     results = []
                     out.append({"role": "user", "content": results})
                 results.append(tool_result_block(message, vault, placement))
-                if placement == "alternate" and message.images:
-                    carrier.extend(carrier_blocks(message, vault))
                 continue
+            case Carrier():
+                out.append({"role": "user", "content": message.parts})
             case SystemMessage():
                 continue  # all system text goes to the top-level `system`
             case UserMessage():
@@ -133,8 +131,6 @@ def _messages(messages: list[Message], vault: ImageVault,
             case _:
                 assert_never(message)
         results = None
-    if carrier:
-        out.append({"role": "user", "content": carrier})
     return out
 
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 import msgspec
 
-from fuseforks.core.canonical import ChatRequest, ChatResponse
+from fuseforks.core.canonical import ChatRequest, ChatResponse, Message, ToolResultMessage
+from fuseforks.core.errors import WireError, WireGarbage
 from fuseforks.core.names import Placement, WireName
 from fuseforks.images.vault import ImageVault
-from fuseforks.ports.errors import WireError, WireGarbage
 from fuseforks.wires.parameters import ParameterTable
 
 # Built once (msgspec perf tips). Key order in the dicts adapters build is the order on the wire.
@@ -141,3 +141,29 @@ def placement_of(wire: str, request: ChatRequest, default: Placement,
         raise ValueError(f"{wire} places tool images: {', '.join(placements)}; "
                          f"not {placement!r}")
     return placement
+
+
+@dataclass(frozen=True, slots=True)
+class Carrier:
+    """The alternate placement's user-role message after a run of tool results: for each result
+    with images, its caption then its images, in the wire's own parts."""
+
+    parts: list[dict[str, Any]]
+
+
+def with_carriers(messages: Iterable[Message], placement: Placement,
+                  parts: Callable[[ToolResultMessage], list[dict[str, Any]]],
+                  ) -> Iterator[Message | Carrier]:
+    """The messages in order and, in the alternate placement, a `Carrier` right after each run of
+    tool results that carries images — after the run's last result, never inside it: tool
+    results must follow the calls unbroken. `parts` writes one result's caption and images."""
+    carried: list[dict[str, Any]] = []
+    for message in messages:
+        if carried and not isinstance(message, ToolResultMessage):
+            yield Carrier(carried)
+            carried = []
+        yield message
+        if placement == "alternate" and isinstance(message, ToolResultMessage) and message.images:
+            carried.extend(parts(message))
+    if carried:
+        yield Carrier(carried)

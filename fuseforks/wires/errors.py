@@ -20,7 +20,10 @@ In order, first match wins:
    (`invalid_image_format`, `…image_url`), or a message such as "Could not process image",
    "Invalid image data", "Unable to process input image", "Provided image is not valid", "does
    not represent a valid image", "unsupported image", "image exceeds …", "does not match the
-   provided media type", "Unsupported MIME type", or a model that takes no images at all.
+   provided media type", "Unsupported MIME type", or a model that takes no images at all; or a
+   message whose leading field path points into an image (Anthropic's
+   `messages.83.content.0.tool_result.content.1.image.source.base64: The image was specified
+   using the image/jpeg media type, …`): a path comes first, yet the image is what it names.
 3. `other` for a request that is too long (`context_length_exceeded`): it names the messages, yet
    it is no parameter's fault, and fewer images may well fit.
 4. `parameter` (status 400/404/413/422) — a parameter, the model or the request's shape: code
@@ -41,8 +44,8 @@ from typing import Any, Literal, NamedTuple
 
 import msgspec
 
+from fuseforks.core.errors import WireError, WireRejected, WireRetryable
 from fuseforks.core.names import RefusalKind, WireName
-from fuseforks.ports.errors import WireError, WireRejected, WireRetryable
 
 IMAGE_STATUSES = frozenset({400, 413, 422})
 """Statuses whose refusal can be about the tool images."""
@@ -76,6 +79,7 @@ _IMAGE_MESSAGES = _any(
     r"image (?:exceeds|is too (?:large|big)|too large|size exceeds)",
     r"image data",
     r"does not match the provided media type",
+    r"the image appears to be",
     r"unsupported (?:mime|media) type",
     r"inline_?data",
     r"image_url is only supported by certain models",
@@ -97,7 +101,7 @@ _PARAMETER_MESSAGES = _any(
     r"is not found for api version",
 )
 # A message that starts with a field path or a quoted field (Anthropic): lower-case identifiers.
-_FIELD_FIRST = re.compile(r"^(?:[a-z_][a-z0-9_]*(?:\.[a-z0-9_]+)*: |`[a-z_][a-z0-9_.]*`)")
+_FIELD_FIRST = re.compile(r"^(?:([a-z_][a-z0-9_]*(?:\.[a-z0-9_]+)*): |`([a-z_][a-z0-9_.]*)`)")
 
 
 class ErrorBody(NamedTuple):
@@ -142,16 +146,19 @@ def refusal_kind(status: int, error: ErrorBody) -> RefusalKind:
     """What a refusal with this status and body is about (see the module docstring)."""
     message = _URL.sub(" ", error.message)
     codes = {error.code.lower(), error.error_type.lower()} - {""}
+    field = _FIELD_FIRST.match(message.strip())
+    path = (field.group(1) or field.group(2)) if field else ""
     if status in IMAGE_STATUSES:
         if _PLACEMENT_MESSAGES.search(message) or _PLACEMENT_PARAM.fullmatch(error.param):
             return "placement"
         if (_IMAGE_MESSAGES.search(message) or _IMAGE_WORDS.search(error.param)
+                or _IMAGE_WORDS.search(path)
                 or any(_IMAGE_WORDS.search(code) for code in codes)):
             return "image"
     if status not in PARAMETER_STATUSES or codes & _OTHER_CODES:
         return "other"
     if (codes & _PARAMETER_CODES or error.param or _PARAMETER_MESSAGES.search(message)
-            or _FIELD_FIRST.match(message.strip())):
+            or field):
         return "parameter"
     return "other"
 

@@ -33,11 +33,19 @@ from fuseforks.core.canonical import (
     UserMessage,
     system_texts,
 )
+from fuseforks.core.errors import WireError
 from fuseforks.core.names import Placement, WireName
 from fuseforks.images.vault import ImageVault
-from fuseforks.ports.errors import WireError
 from fuseforks.wires import parameters
-from fuseforks.wires.base import JSON, Endpoint, HttpRequest, decode_json, placement_of
+from fuseforks.wires.base import (
+    JSON,
+    Carrier,
+    Endpoint,
+    HttpRequest,
+    decode_json,
+    placement_of,
+    with_carriers,
+)
 from fuseforks.wires.errors import classify_status
 from fuseforks.wires.streaming import EVENT_STREAM, decode_event, stream_cut, stream_error
 
@@ -89,20 +97,16 @@ def _contents(messages: list[Message], vault: ImageVault,
               placement: Placement) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     results: list[dict[str, Any]] | None = None
-    carrier: list[dict[str, Any]] = []  # alternate: the images of the run of results
-    for message in messages:
-        if carrier and not isinstance(message, ToolResultMessage):
-            out.append({"role": "user", "parts": carrier})
-            carrier = []
+    for message in with_carriers(messages, placement, lambda m: carrier_parts(m, vault)):
         match message:
             case ToolResultMessage():
                 if results is None:
                     results = []
                     out.append({"role": "user", "parts": results})
                 results.append(function_response(message, vault, placement))
-                if placement == "alternate" and message.images:
-                    carrier.extend(carrier_parts(message, vault))
                 continue
+            case Carrier():
+                out.append({"role": "user", "parts": message.parts})
             case SystemMessage():
                 continue  # joined into systemInstruction
             case UserMessage():
@@ -114,8 +118,6 @@ def _contents(messages: list[Message], vault: ImageVault,
             case _:
                 assert_never(message)
         results = None
-    if carrier:
-        out.append({"role": "user", "parts": carrier})
     return out
 
 

@@ -27,16 +27,16 @@ import anyio
 import httpx
 
 from fuseforks.core.canonical import ChatRequest, ChatResponse
-from fuseforks.core.names import RefusalKind, WireName
-from fuseforks.images.jpeg_fallback import has_webp, with_jpeg_images
-from fuseforks.images.vault import ImageVault
-from fuseforks.ports.errors import (
+from fuseforks.core.errors import (
     WireError,
     WireGarbage,
     WireRejected,
     WireRetryable,
     WireUnavailable,
 )
+from fuseforks.core.names import RefusalKind, WireName
+from fuseforks.images.jpeg_fallback import has_webp, with_jpeg_images
+from fuseforks.images.vault import ImageVault
 from fuseforks.ports.notices import JpegResendNotice, RetryNotice, RetryStop
 from fuseforks.wires.base import Endpoint, Wire
 from fuseforks.wires.registry import endpoint_from_env, get_wire

@@ -28,18 +28,20 @@ from fuseforks.core.canonical import (
     Usage,
     UserMessage,
 )
+from fuseforks.core.errors import WireError
 from fuseforks.core.names import Placement, WireName
 from fuseforks.images.vault import ImageVault
-from fuseforks.ports.errors import WireError
 from fuseforks.wires import parameters
 from fuseforks.wires.base import (
     JSON,
+    Carrier,
     Endpoint,
     HttpRequest,
     arguments_json,
     decode_json,
     placement_of,
     tool_arguments,
+    with_carriers,
 )
 from fuseforks.wires.errors import classify_status
 from fuseforks.wires.streaming import (
@@ -75,18 +77,14 @@ def _messages(request: ChatRequest, vault: ImageVault) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if request.system:
         out.append({"role": "system", "content": request.system})
-    carrier: list[dict[str, Any]] = []
-    for message in request.messages:
-        if carrier and not isinstance(message, ToolResultMessage):
-            out.append({"role": "user", "content": carrier})
-            carrier = []
+    for message in with_carriers(request.messages, PLACEMENT, lambda m: carrier_parts(m, vault)):
         match message:
             case ToolResultMessage():
                 out.append(
                     {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.text}
                 )
-                if message.images:
-                    carrier.extend(carrier_parts(message, vault))
+            case Carrier():
+                out.append({"role": "user", "content": message.parts})
             case SystemMessage():
                 out.append({"role": "system", "content": message.text})
             case UserMessage():
@@ -108,8 +106,6 @@ def _messages(request: ChatRequest, vault: ImageVault) -> list[dict[str, Any]]:
                 out.append(entry)
             case _:
                 assert_never(message)
-    if carrier:
-        out.append({"role": "user", "content": carrier})
     return out
 
 

@@ -59,11 +59,8 @@ assert tuple(_BY_NAME) == WIRE_NAMES, "every wire name has exactly one wire, in 
 
 
 def get_wire(name: str) -> Wire:
-    """The wire called `name`; a `KeyError` names the known wires."""
-    try:
-        return _BY_NAME[parse_wire(name)]
-    except ValueError as error:
-        raise KeyError(str(error)) from None
+    """The wire called `name`; `UnknownName` (a `FuseforksError`) names the known wires."""
+    return _BY_NAME[parse_wire(name)]
 
 
 def endpoint_from_env(

@@ -31,18 +31,20 @@ from fuseforks.core.canonical import (
     UserMessage,
     system_texts,
 )
+from fuseforks.core.errors import WireError
 from fuseforks.core.names import Placement, WireName
 from fuseforks.images.vault import ImageVault
-from fuseforks.ports.errors import WireError
 from fuseforks.wires import parameters
 from fuseforks.wires.base import (
     JSON,
+    Carrier,
     Endpoint,
     HttpRequest,
     arguments_json,
     decode_json,
     placement_of,
     tool_arguments,
+    with_carriers,
 )
 from fuseforks.wires.errors import classify_status
 from fuseforks.wires.streaming import (
@@ -84,24 +86,23 @@ def function_call_output(message: ToolResultMessage, vault: ImageVault,
 
 
 def carrier_parts(message: ToolResultMessage, vault: ImageVault) -> list[dict[str, Any]]:
-    """The alternate carrier's parts for one result: its caption, then its images."""
+    """The alternate carrier's parts for one result: its caption, then its images. An image in
+    a message's content must say its `detail` (the SDK's `ResponseInputImageParam` requires it;
+    in a tool output it is optional): `auto`, the default the provider would apply."""
     parts = [{"type": "input_text", "text": message.caption}] if message.caption else []
-    parts.extend(_image(i, vault) for i in message.images)
+    parts.extend(_image(i, vault) | {"detail": "auto"} for i in message.images)
     return parts
 
 
 def _input(request: ChatRequest, vault: ImageVault, placement: Placement) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
-    carrier: list[dict[str, Any]] = []  # alternate: the images of the run of outputs
-    for message in request.messages:
-        if carrier and not isinstance(message, ToolResultMessage):
-            items.append({"role": "user", "content": carrier})
-            carrier = []
+    for message in with_carriers(request.messages, placement,
+                                 lambda m: carrier_parts(m, vault)):
         match message:
             case ToolResultMessage():
                 items.append(function_call_output(message, vault, placement))
-                if placement == "alternate" and message.images:
-                    carrier.extend(carrier_parts(message, vault))
+            case Carrier():
+                items.append({"role": "user", "content": message.parts})
             case SystemMessage():
                 continue  # joined into `instructions`
             case UserMessage():
@@ -120,8 +121,6 @@ def _input(request: ChatRequest, vault: ImageVault, placement: Placement) -> lis
                 )
             case _:
                 assert_never(message)
-    if carrier:
-        items.append({"role": "user", "content": carrier})
     return items
 
 

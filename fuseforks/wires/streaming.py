@@ -28,8 +28,8 @@ import msgspec
 from httpx_sse import EventSource
 
 from fuseforks.core.canonical import ChatResponse
+from fuseforks.core.errors import WireError, WireGarbage, WireRetryable
 from fuseforks.core.names import WireName
-from fuseforks.ports.errors import WireError, WireGarbage, WireRetryable
 from fuseforks.wires.base import JSON, Accumulator, Classify
 
 T = TypeVar("T")

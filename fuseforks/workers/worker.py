@@ -9,7 +9,8 @@ For each request it reads the turn's record first:
 The request is acknowledged only when its turn has ended in the store. While a turn runs, the
 worker tells the queue it is alive; a worker that dies stops doing so and the request goes to
 another worker. A request whose turn cannot run here (an unknown wire, no key for it) is recorded
-as a turn that ended in an error, so the submitter learns why.
+as a turn that could not start — `TurnNotStarted` with the wire name as given, then `TurnEnded`
+with the reason, both written by the engine — so the submitter learns why.
 
 Shutdown (SIGTERM, or `stop()`): no new request is taken; running turns finish within `grace`
 seconds; those still running then are handed back (negatively acknowledged, so another worker
@@ -23,8 +24,9 @@ import logging
 import os
 import sys
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -33,29 +35,32 @@ from nats.aio.msg import Msg
 
 from fuseforks.agent import Agent
 from fuseforks.agent.agent import McpServers, server_configs
-from fuseforks.core.errors import FuseforksError, RecordingFailed, StoreError
-from fuseforks.core.names import DEFAULT_IMAGE_CAP, DEFAULT_MAX_ROUNDS, WireName, parse_wire
-from fuseforks.core.texts import texts
-from fuseforks.engine.recorder import PrefixDiverged
-from fuseforks.engine.takeover import NothingToTakeOver
-from fuseforks.engine.turn import HandedBack
+from fuseforks.core.errors import (
+    FuseforksError,
+    HandedBack,
+    NothingToTakeOver,
+    PrefixDiverged,
+    RecordingFailed,
+    StoreError,
+)
+from fuseforks.core.names import WireName, parse_wire
+from fuseforks.engine.not_started import record_not_started
+from fuseforks.engine.takeover import record_abandoned
+from fuseforks.engine.turn import TurnSpec
 from fuseforks.events.codec import Envelope
-from fuseforks.events.privacy import elide_base64
-from fuseforks.events.sequencer import Sequencer, SystemClock
-from fuseforks.events.types import TurnEnded, TurnStarted
+from fuseforks.events.types import TurnEnded
+from fuseforks.jetstream.locks import Locks
 from fuseforks.jetstream.relay import Relay
 from fuseforks.jetstream.streams import connect, ensure_streams
 from fuseforks.jetstream.work import HEARTBEAT, WorkRequest, decode_request, work_queue
 from fuseforks.mcp.hub import ToolHub
-from fuseforks.stores.postgres import PostgresStore
-from fuseforks.wires.http import RetryPolicy
-from fuseforks.wires.registry import get_wire
+from fuseforks.stores.open import open_ordered_store
+from fuseforks.stores.postgres_sql import is_database_url, redact_url
+from fuseforks.workers.settings import WorkerSettings
 
 logger = logging.getLogger("fuseforks.worker")
-DEFAULT_GRACE = 30.0
 
-DEFAULT_MAX_AGENTS = 32
-"""Agents (one per wire, model, agent name, language and system prompt) a worker keeps open."""
+DEFAULT_SETTINGS = WorkerSettings()
 
 Say = Callable[[str], None]
 AgentKey = tuple[str, str, str, str, str]
@@ -72,29 +77,22 @@ class Worker:
         db: str,
         nats: str,
         mcp: McpServers = None,
-        concurrency: int = 4,
         base_urls: Mapping[WireName, str] | None = None,
         name: str | None = None,
-        grace: float = DEFAULT_GRACE,
-        max_rounds: int = DEFAULT_MAX_ROUNDS,
-        image_cap: int = DEFAULT_IMAGE_CAP,
-        retry: RetryPolicy | None = None,
-        max_agents: int = DEFAULT_MAX_AGENTS,
+        settings: WorkerSettings = DEFAULT_SETTINGS,
         say: Say = _stderr,
     ) -> None:
-        if concurrency < 1:
-            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        """The store and the bus every worker shares (`db`, `nats`), the MCP servers this one
+        starts, where it sends each wire's requests, its name in the record, and how it runs
+        (`settings`)."""
         self.db, self.nats_url, self.mcp = db, nats, mcp
-        self.concurrency = concurrency
+        self.settings = settings
         self.base_urls = dict(base_urls or {})
         self.name = name or f"worker-{os.uname().nodename}-{os.getpid()}"
-        self.grace = grace
-        self.max_rounds, self.image_cap, self.retry = max_rounds, image_cap, retry
         self.say = say
         self._stopping = anyio.Event()
         self._agents: OrderedDict[AgentKey, Agent] = OrderedDict()
         self._busy: Counter[AgentKey] = Counter()
-        self.max_agents = max_agents
         self._agents_lock = anyio.Lock()
         self._in_flight: dict[object, Msg] = {}
         self._keeper_done = anyio.Event()
@@ -108,31 +106,33 @@ class Worker:
 
     async def run(self) -> None:
         async with AsyncExitStack() as stack:
-            store = PostgresStore(self.db) if "://" in self.db else None
-            if store is None:
-                raise FuseforksError(f"a worker needs a PostgreSQL store URL, not {self.db!r}")
+            if not is_database_url(self.db):
+                raise FuseforksError(
+                    f"a worker needs a PostgreSQL store URL, not {redact_url(self.db)!r}")
+            store = open_ordered_store(self.db)
             stack.callback(store.close)
             self._store = store
+            self._locks = Locks(self.db)
             connection = await connect(self.nats_url, name=self.name)
             stack.push_async_callback(connection.close)
             js = connection.jetstream()
             await ensure_streams(js)
-            self._relay = Relay(store, js, on_lead=lambda: self.say(
+            self._relay = Relay(store, js, locks=self._locks, on_lead=lambda: self.say(
                 f"worker {self.name}: relaying the store's events to the bus"))
             hub = await stack.enter_async_context(ToolHub(server_configs(self.mcp)))
             self._hub = hub
             queue = await work_queue(js)
-            slots = anyio.Semaphore(self.concurrency)
+            slots = anyio.Semaphore(self.settings.concurrency)
             async with anyio.create_task_group() as relaying:
                 relaying.start_soon(self._relay.run)
                 await relaying.start(self._keeper)
                 with anyio.move_on_after(10):
                     await self._relay.tried.wait()
-                self.say(f"worker {self.name}: ready (concurrency {self.concurrency})")
+                self.say(f"worker {self.name}: ready (concurrency {self.settings.concurrency})")
                 async with anyio.create_task_group() as turns:
                     turns.start_soon(self._fetch, queue, slots, turns)
                     await self._stopping.wait()
-                    with anyio.move_on_after(self.grace):
+                    with anyio.move_on_after(self.settings.grace):
                         await self._wait_idle()
                     if self._in_flight:
                         self.say(f"worker {self.name}: handing back "
@@ -226,7 +226,7 @@ class Worker:
         what keeps two workers from running one turn: a request delivered again while its
         worker is alive but was cut off from the bus (its signs of life lost) finds the lock
         taken and goes back to the queue."""
-        lock = await anyio.to_thread.run_sync(self._store.try_lead, f"turn:{request.turn_id}")
+        lock = await anyio.to_thread.run_sync(self._locks.try_lead, f"turn:{request.turn_id}")
         if lock is None:
             self.say(f"worker {self.name}: turn {request.turn_id} is running elsewhere")
             return False
@@ -243,11 +243,11 @@ class Worker:
             key, agent = await self._agent(request)
         except StoreError:
             raise
-        except (FuseforksError, ValueError, KeyError) as error:
+        except FuseforksError as error:  # an unknown wire, no key for it
             if recorded:
                 self.say(f"worker {self.name}: cannot take over {request.turn_id}: {error}")
                 return False
-            await self._record_refusal(request, str(error).strip("'\""))
+            await self._record_refusal(request, str(error))
             return True
         try:
             if not recorded:
@@ -263,7 +263,7 @@ class Worker:
         except HandedBack:
             return False
         except PrefixDiverged as error:
-            await self._record_end(request.turn_id, recorded, str(error))
+            await self._record_end(recorded, str(error))
         except NothingToTakeOver as error:
             self.say(f"worker {self.name}: {error}")
         finally:
@@ -281,16 +281,15 @@ class Worker:
             if agent is not None:
                 self._agents.move_to_end(key)
             else:
-                options: dict[str, Any] = {} if self.retry is None else {"retry": self.retry}
+                settings = replace(self.settings.agents, name=request.agent,
+                                   language=request.language, system=request.system)
                 agent = Agent(wire=wire, model=request.model, base_url=self.base_urls.get(wire),
-                              tools=self._hub, db=self._store, log=None, name=request.agent,
-                              language=request.language, system=request.system,
-                              max_rounds=self.max_rounds, image_cap=self.image_cap,
-                              subscribers=[self._relay], **options)
+                              tools=self._hub, db=self._store, log=None, settings=settings,
+                              subscribers=[self._relay])
                 await self._keep("open", agent)
                 self._agents[key] = agent
                 idle = [k for k in self._agents if not self._busy[k] and k != key]
-                for old in idle[: max(0, len(self._agents) - self.max_agents)]:
+                for old in idle[: max(0, len(self._agents) - self.settings.max_agents)]:
                     await self._keep("close", self._agents.pop(old))
             self._busy[key] += 1
             return key, agent
@@ -338,28 +337,17 @@ class Worker:
     async def _record_refusal(self, request: WorkRequest, reason: str) -> None:
         """A turn that could not start here, recorded as one: the submitter reads why."""
         self.say(f"worker {self.name}: turn {request.turn_id} cannot run: {reason}")
-        try:
-            wire: WireName = parse_wire(request.wire)
-            placement = get_wire(wire).placement
-        except (ValueError, KeyError):
-            wire, placement = "anthropic", "native"
-        started = TurnStarted(
-            agent=request.agent, wire=wire, model=request.model, endpoint_host="",
-            language=request.language, request=elide_base64(request.request), tools=[],
-            max_rounds=self.max_rounds, image_cap=self.image_cap, placement=placement,
-            summary_instruction=texts(request.language).summary_request(),
-            conversation_id=request.conversation_id)
-        await self._append(request.turn_id, [started, TurnEnded(rounds=0, stop="error",
-                                                                error=elide_base64(reason))], 0)
+        spec = TurnSpec(agent=request.agent, request=request.request, language=request.language,
+                        system=request.system, conversation_id=request.conversation_id)
+        await record_not_started(request.turn_id, spec, wire=request.wire, model=request.model,
+                                 reason=reason, publish=self._append)
 
-    async def _record_end(self, turn_id: str, recorded: list[Envelope], reason: str) -> None:
+    async def _record_end(self, recorded: list[Envelope], reason: str) -> None:
         self.say(f"worker {self.name}: {reason}")
-        await self._append(turn_id, [TurnEnded(rounds=0, stop="error", error=elide_base64(reason))],
-                            recorded[-1].seq)
+        await record_abandoned(recorded, reason, self._append)
 
-    async def _append(self, turn_id: str, events: list[Any], after: int) -> None:
-        batch = Sequencer(turn_id, SystemClock(), last_seq=after).seal(events)
-        await anyio.to_thread.run_sync(self._store.append, batch)
+    async def _append(self, batch: Sequence[Envelope]) -> None:
+        await anyio.to_thread.run_sync(self._store.append, list(batch))
         self._relay.poke()
 
     async def _relay_caught_up(self) -> None:

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 import fuseforks
 from fuseforks import Agent, HistoryBudget, RecordingFailed
+from fuseforks.agent import AgentSettings
 from fuseforks.cli import main
 from fuseforks.events.types import TurnStarted
 from fuseforks.simulator import Script, run_simulator
@@ -112,7 +113,7 @@ async def test_the_history_budget_drops_the_oldest_exchanges_and_records_it(
         tmp_path: Path) -> None:
     async with run_simulator() as sim, Agent(
         wire="openai-compat", model="m", base_url=sim.base_urls["openai-compat"], api_key=KEY,
-        db=MemoryStore(), log=None, history_budget=HistoryBudget(max_exchanges=2),
+        db=MemoryStore(), log=None, settings=AgentSettings(history=HistoryBudget(max_exchanges=2)),
     ) as agent:
         conversation = agent.conversation()
         results = [await conversation.run(f"question {n}") for n in range(4)]

@@ -11,6 +11,7 @@ import msgspec
 import pytest
 
 from fuseforks import Agent, RecordingFailed, TextDelta, TurnResult
+from fuseforks.agent import AgentSettings
 from fuseforks.core.canonical import ChatRequest, Usage
 from fuseforks.engine.replay import ReplayModel, verify
 from fuseforks.events.types import (
@@ -57,7 +58,7 @@ async def one_turn(wire: str, *, stream: bool, cut: bool = False) -> Run:
 
     async with run_simulator(script=Script(call_tools=(CALL,))) as simulator, Agent(
         wire=wire, model="sim-vision-1", base_url=simulator.base_urls[wire], api_key=KEY,
-        mcp=CAMERA, db=MemoryStore(), log=None, retry=FAST, on_progress=progress,
+        mcp=CAMERA, db=MemoryStore(), log=None, settings=AgentSettings(retry=FAST), on_progress=progress,
     ) as agent:
         running.append(simulator)
         if not stream:

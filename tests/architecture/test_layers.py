@@ -30,6 +30,9 @@ BACK_EDGES = [
     ("engine/turn.py", "from fuseforks.live.model import LiveModel"),
     ("live/model.py", "from fuseforks.demo.offline import run"),
     ("demo/offline.py", "from fuseforks.cli import main"),
+    ("console/app.py", "from fuseforks.cli.sources import open_source"),
+    ("workers/worker.py", "from fuseforks.console.record import Record"),
+    ("stores/sqlite.py", "from fuseforks.console.listing import TurnIndex"),
 ]
 
 

@@ -41,11 +41,22 @@ def requests_of(factory: pytest.TempPathFactory) -> Path:
     return factory.getbasetemp() / "chat-simulator-requests"
 
 
+def fault_next_request(simulator: str, fault: dict[str, object]) -> None:
+    _post(f"{simulator}/_sim/faults", json.dumps([fault]).encode())
+
+
 def stall_next_request(simulator: str) -> None:
     """The simulator keeps the next request waiting (two minutes): a turn stays in flight for as
     long as the test needs, however slow the machine."""
-    faults = json.dumps([{"kind": "stall", "seconds": 120}]).encode()
-    request = urllib.request.Request(f"{simulator}/_sim/faults", data=faults, method="POST")
+    fault_next_request(simulator, {"kind": "stall", "seconds": 120})
+
+
+def release_held_requests(simulator: str) -> None:
+    _post(f"{simulator}/_sim/release", b"")
+
+
+def _post(url: str, body: bytes) -> None:
+    request = urllib.request.Request(url, data=body, method="POST")
     with urllib.request.urlopen(request, timeout=30) as answer:
         assert answer.status == 200
 
@@ -57,21 +68,25 @@ def wait_for_requests(folder: Path, count: int) -> None:
         time.sleep(0.05)
 
 
-def test_a_chat_session_in_a_terminal(simulator: str, tmp_path: Path,
-                                      tmp_path_factory: pytest.TempPathFactory) -> None:
+def start_chat(simulator: str, tmp_path: Path) -> pexpect.spawn:
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"nik": {
         "command": sys.executable, "args": ["-m", "fuseforks.demo.camera"]}}}))
-    db = tmp_path / "chat.db"
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     launcher, *arguments = processes.leashed(
         [sys.executable, "-m", "fuseforks", "chat", "--wire", "anthropic", "--model",
          "claude-sonnet-5-5", "--base-url", f"{simulator}/anthropic", "--mcp-config", str(config),
-         "--db", str(db), "--log", str(tmp_path / "chat.log"), "--agent", "muse"])
-    chat = pexpect.spawn(
-        launcher, arguments,
-        env=env | {"ANTHROPIC_API_KEY": KEY, "TERM": "dumb"}, encoding="utf-8", timeout=60,
-        cwd=str(tmp_path))
+         "--db", str(tmp_path / "chat.db"), "--log", str(tmp_path / "chat.log"),
+         "--agent", "muse"])
+    return pexpect.spawn(launcher, arguments, env=env | {"ANTHROPIC_API_KEY": KEY, "TERM": "dumb"},
+                         encoding="utf-8", timeout=60, cwd=str(tmp_path))
+
+
+def test_a_chat_session_in_a_terminal(simulator: str, tmp_path: Path,
+                                      tmp_path_factory: pytest.TempPathFactory) -> None:
+    db = tmp_path / "chat.db"
+    before = len(list(requests_of(tmp_path_factory).iterdir()))
+    chat = start_chat(simulator, tmp_path)
     try:
         chat.expect(r"conversation conv-[0-9a-f]{32} ")
         chat.expect_exact("you> ")
@@ -92,7 +107,7 @@ def test_a_chat_session_in_a_terminal(simulator: str, tmp_path: Path,
         stall_next_request(simulator)
         chat.sendline("Describe it again.")
         chat.expect_exact("Describe it again.")  # the echo of the line typed
-        wait_for_requests(requests_of(tmp_path_factory), 3)  # the request is in flight
+        wait_for_requests(requests_of(tmp_path_factory), before + 3)  # the request is in flight
         chat.sendintr()
         chat.expect(r"\[interrupted; rounds 1; tokens in 0, out 0\]")
         chat.expect_exact("you> ")
@@ -114,3 +129,63 @@ def test_a_chat_session_in_a_terminal(simulator: str, tmp_path: Path,
     started = second[0]
     assert isinstance(started, TurnStarted)
     assert [h.request for h in started.history] == ["Take a picture."]
+
+
+def test_ctrl_c_at_the_prompt_prompts_again_and_ctrl_d_in_a_turn_ends_after_it(
+        simulator: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    requests = requests_of(tmp_path_factory)
+    chat = start_chat(simulator, tmp_path)
+    try:
+        chat.expect_exact("you> ")
+        chat.sendintr()
+        chat.expect_exact("(Ctrl-D or /quit ends the session)\r\nyou> ")
+        chat.sendline("/turns")
+        chat.expect_exact("(no turns in this conversation yet)\r\nyou> ")
+        fault_next_request(simulator, {"kind": "hold"})
+        before = len(list(requests.iterdir()))
+        chat.sendline("Take a picture.")
+        wait_for_requests(requests, before + 1)  # the turn waits on the model
+        chat.sendeof()
+        release_held_requests(simulator)
+        chat.expect(r"\[answered; rounds 2; tokens in \d+, out \d+\]\r\n")
+        chat.expect_exact("(Ctrl-D during the turn: the session ends)")
+        chat.expect(pexpect.EOF)
+    finally:
+        chat.close()
+    assert chat.exitstatus == 0, chat.before
+    with SqliteStore(tmp_path / "chat.db", read_only=True) as store:
+        (turn,) = store.turns()
+        assert isinstance(store.read(turn.turn_id)[-1].event, TurnEnded)
+
+
+def test_audit_names_where_an_image_was_received_after_the_native_placement_was_refused(
+        simulator: str, tmp_path: Path) -> None:
+    """gemini-2.5-flash refuses images inside a function response; the ladder moves them to a
+    user-role message, which it takes: `/audit` lists the image once, as received there."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"nik": {
+        "command": sys.executable, "args": ["-m", "fuseforks.demo.camera"]}}}))
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    launcher, *arguments = processes.leashed(
+        [sys.executable, "-m", "fuseforks", "chat", "--wire", "gemini", "--model",
+         "gemini-2.5-flash", "--base-url", f"{simulator}/gemini/v1beta", "--mcp-config",
+         str(config), "--db", str(tmp_path / "chat.db"), "--log", str(tmp_path / "chat.log"),
+         "--no-stream"])
+    chat = pexpect.spawn(launcher, arguments, env=env | {"GEMINI_API_KEY": KEY, "TERM": "dumb"},
+                         encoding="utf-8", timeout=60, cwd=str(tmp_path))
+    try:
+        chat.expect_exact("you> ")
+        chat.sendline("Take a picture.")
+        chat.expect_exact("placement=alternate")
+        chat.expect(r"\[answered; rounds 2; tokens in \d+, out \d+\]")
+        chat.expect_exact("you> ")
+        chat.sendline("/audit")
+        chat.expect(r"([0-9a-f]{64} JPEG \d+ B \S+ \S+ [a-z ]+)\r\n")
+        listed = chat.match.group(1)
+        chat.expect_exact("you> ")
+        assert "B native" not in chat.before
+        chat.sendeof()
+        chat.expect(pexpect.EOF)
+    finally:
+        chat.close()
+    assert listed.split()[4:] == ["alternate", "nik__live_view_image", "received"], listed

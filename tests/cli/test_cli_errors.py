@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from fuseforks.cli import COMMANDS, main
 from fuseforks.stores.jsonl import import_stream
-from fuseforks.stores.sqlite import STORE_VERSION, SqliteStore
+from fuseforks.stores.sqlite import SQLITE_STORE_VERSION, SqliteStore
 from tests.cli.crafted import REPLAYS, foreign_database, newer_store
 from tests.helpers import processes
 
@@ -54,6 +54,9 @@ def files(tmp_path: Path) -> Files:
     (tmp_path / "truncated.jsonl").write_bytes(b"".join(lines[:3]) + lines[3][:40])
     (tmp_path / "damaged.jsonl").write_bytes(b"".join(lines[:5] + lines[6:]))
     (tmp_path / "photo.jpg").write_bytes(b"\xff\xd8\xff\xe0" + bytes(200))
+    os.mkfifo(tmp_path / "pipe")
+    for name, content in CONFIGS.items():
+        (tmp_path / f"{name}.json").write_bytes(content)
     return Files(root=tmp_path, missing=tmp_path / "missing.db", notes=tmp_path / "notes.db",
                  other=foreign_database(tmp_path / "other-app.db"),
                  newer=newer_store(tmp_path / "newer.db"), folder=tmp_path / "folder",
@@ -86,7 +89,7 @@ def foreign(path: Path) -> str:
 
 def newer(path: Path) -> str:
     return (f"Error: {path}: store version 99 was written by a newer fuseforks (this one reads "
-            f"up to {STORE_VERSION}); nothing was changed")
+            f"up to {SQLITE_STORE_VERSION}); nothing was changed")
 
 
 def not_a_stream(path: Path) -> str:
@@ -103,6 +106,39 @@ def missing_file(command: str, what: str, path: Path) -> str:
 
 def a_folder(command: str, what: str, path: Path) -> str:
     return usage(command, f"Invalid value for '{what}': File '{path}' is a directory.")
+
+
+CONFIGS = {
+    "not-json": b"{not json",
+    "a-list": b"[]",
+    "no-mcp-servers": b'{"servers": {}}',
+    "no-command": b'{"mcpServers": {"cam": {}}}',
+    "unset-variable": b'{"mcpServers": {"cam": {"command": "cam", "env": {"K": "${FF_UNSET_9}"}}}}',
+    "not-utf-8": b'\xff\xfe{"mcpServers": {}}',
+}
+"""MCP configuration files a user gets wrong, by name."""
+
+CONFIG_ERRORS = {
+    "not-json": "not valid JSON (JSON is malformed: object keys must be strings (byte 1))",
+    "a-list": 'the configuration must be an object with an "mcpServers" object',
+    "no-mcp-servers": 'the configuration must be an object with an "mcpServers" object',
+    "no-command": 'mcpServers.cam needs either "command" (stdio) or "url" (streamable HTTP)',
+    "unset-variable": "mcpServers.cam.env.K: environment variable FF_UNSET_9 is not set",
+    "not-utf-8": "not UTF-8 text (byte 0)",
+}
+
+
+def config_case(command: str, name: str) -> Case:
+    def args(f: Files) -> list[str]:
+        path = str(f.root / f"{name}.json")
+        if command == "worker":
+            return ["worker", "--db", UNREACHABLE, "--nats", NO_BUS, "--mcp-config", path]
+        if command == "chat":
+            return ["chat", "--wire", "openai-compat", "--model", "m", *LOOPBACK,
+                    "--mcp-config", path]
+        return run_args("--mcp-config", path)(f)
+
+    return Case(command, args, 1, lambda f: f"Error: {f.root / f'{name}.json'}: {CONFIG_ERRORS[name]}")
 
 
 UNREACHABLE = "postgresql://fuseforks:hunter2-secret@127.0.0.1:9/agents"
@@ -186,6 +222,11 @@ CASES: dict[str, Case] = {
         "worker", lambda f: ["worker", "--db", str(f.store), "--nats", NO_BUS], 2,
         lambda f: usage("worker", f"Invalid value for --db: '{f.store}' is not a PostgreSQL URL "
                         "(workers share one store).")),
+    "worker another database's url": Case(
+        "worker", lambda f: ["worker", "--db", "mysql://me:db-secret-55@db.example.com/agents",
+                             "--nats", NO_BUS], 2,
+        lambda f: usage("worker", "Invalid value for --db: 'mysql://me:***@db.example.com/agents' "
+                        "is not a PostgreSQL URL (workers share one store).")),
     "worker bad base url": Case(
         "worker", lambda f: ["worker", "--db", UNREACHABLE, "--nats", NO_BUS, "--base-url",
                              "anthropic"], 2,
@@ -269,8 +310,8 @@ CASES: dict[str, Case] = {
         lambda f: "Error: /nonexistent/x.db: cannot create the store: no directory /nonexistent"),
     "import into folder": Case(
         "import", lambda f: ["import", str(f.stream), "--db", str(f.folder)], 2,
-        lambda f: usage("import", f"Invalid value for '--db': File '{f.folder}' is a "
-                                  "directory.")),
+        lambda f: usage("import", f"Invalid value for '--db' (env var: 'FUSEFORKS_DB'): File "
+                                  f"'{f.folder}' is a directory.")),
     # --- copy
     "copy missing": Case("copy", lambda f: ["copy", str(f.missing), str(f.root / "new.db")], 2,
                          lambda f: missing_file("copy", "SOURCE", f.missing)),
@@ -354,6 +395,10 @@ CASES: dict[str, Case] = {
     "run missing mcp config": Case(
         "run", lambda f: run_args("--mcp-config", str(f.missing))(f), 2,
         lambda f: missing_file("run", "--mcp-config", f.missing)),
+    **{f"run mcp config {name}": config_case("run", name) for name in CONFIGS},
+    **{f"chat mcp config {name}": config_case("chat", name) for name in ("not-json", "a-list")},
+    **{f"worker mcp config {name}": config_case("worker", name)
+       for name in ("no-command", "not-utf-8")},
     # --- capabilities
     "capabilities missing": Case("capabilities", lambda f: ["capabilities", str(f.missing)], 2,
                                  lambda f: missing_file("capabilities", "SOURCE", f.missing)),
@@ -361,6 +406,25 @@ CASES: dict[str, Case] = {
                                lambda f: not_a_stream(f.notes)),
     "capabilities foreign": Case("capabilities", lambda f: ["capabilities", str(f.other)], 1,
                                  lambda f: foreign(f.other)),
+    # --- console (every check happens before it serves)
+    "console missing": Case("console", lambda f: ["console", str(f.missing)], 2,
+                            lambda f: missing_file("console", "[SOURCE]", f.missing)),
+    "console notes": Case("console", lambda f: ["console", str(f.notes)], 1,
+                          lambda f: not_a_stream(f.notes)),
+    "console foreign": Case("console", lambda f: ["console", str(f.other)], 1,
+                            lambda f: foreign(f.other)),
+    "console newer": Case("console", lambda f: ["console", str(f.newer)], 1,
+                          lambda f: newer(f.newer)),
+    "console truncated": Case("console", lambda f: ["console", str(f.truncated)], 1,
+                              lambda f: truncated(f.truncated)),
+    "console unreachable server": Case(
+        "console", lambda f: ["console", UNREACHABLE], 1,
+        lambda f: f"Error: {UNREACHABLE_SHOWN}: cannot connect to PostgreSQL ({REFUSED})"),
+    "console elsewhere without a token": Case(
+        "console", lambda f: ["console", str(f.store), "--host", "0.0.0.0"], 2,
+        lambda f: usage("console", "serving on 0.0.0.0 lets other machines read the record: set "
+                                   "FUSEFORKS_CONSOLE_TOKEN or give --token-file FILE (or serve "
+                                   "on 127.0.0.1).")),
     # --- chat (the same checks as run, before any server starts)
     "chat no key": Case(
         "chat", lambda f: ["chat", "--wire", "gemini", "--model", "m"], 1,
@@ -401,6 +465,10 @@ CASES: dict[str, Case] = {
     # --- image and mcp
     "image missing": Case("image", lambda f: ["image", "inspect", str(f.missing)], 2,
                           lambda f: missing_file("image inspect", "FILES...", f.missing)),
+    "image fifo": Case("image", lambda f: ["image", "inspect", str(f.root / "pipe")], 2,
+                       lambda f: usage("image inspect", f"Invalid value for 'FILES...': "
+                                                        f"{f.root / 'pipe'} is a FIFO, not a "
+                                                        "file.")),
     "image no file": Case("image", lambda f: ["image", "inspect"], 2,
                           lambda f: usage("image inspect", "Missing argument 'FILES...'.")),
     "mcp missing config": Case(
@@ -427,6 +495,13 @@ CASES: dict[str, Case] = {
                             "gemini"], 2,
         lambda f: usage("audit", "--client names a gateway client: it cannot be combined with "
                                  "--provider or --model.")),
+    # --- cluster
+    "cluster no workers": Case("cluster", lambda f: ["cluster", "--workers", "0"], 2,
+                               lambda f: usage("cluster", "Invalid value for '--workers': 0 is "
+                                                          "not in the range 1<=x<=32.")),
+    "cluster nats port": Case("cluster", lambda f: ["cluster", "--nats-port", "0"], 2,
+                              lambda f: usage("cluster", "Invalid value for '--nats-port': 0 is "
+                                                         "not in the range 1<=x<=65535.")),
     # --- the group itself
     "unknown command": Case("fuseforks", lambda f: ["replays"], 2,
                             lambda f: "Error: No such command 'replays'. Try 'fuseforks --help'."),
@@ -472,8 +547,9 @@ def test_a_replay_of_a_damaged_stream_names_the_gap_on_stdout(files: Files) -> N
         '\\"seq\\":1,\\"width\\":640}"}')
 
 
-PROCESS_CASES = ["run log nowhere", "run db foreign", "demo db notes", "replay verify damaged",
-                 "import into notes", "audit since yesterday", "copy into an unreachable server"]
+PROCESS_CASES = ["run mcp config not-json", "worker mcp config no-command", "run log nowhere", "run db foreign", "demo db notes", "replay verify damaged",
+                 "import into notes", "audit since yesterday", "copy into an unreachable server",
+                 "console foreign"]
 
 
 @pytest.mark.parametrize("name", PROCESS_CASES)

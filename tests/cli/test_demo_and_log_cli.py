@@ -70,3 +70,30 @@ def test_log_on_a_file_that_is_not_a_store_is_a_clear_error(tmp_path) -> None:
     result = CliRunner().invoke(main, ["log", str(junk)])
     assert result.exit_code == 1
     assert f"Error: {junk}:1: unreadable line" in result.output
+
+
+def test_log_of_one_conversation_prints_its_turns_in_order(tmp_path) -> None:
+    from fuseforks.events.sequencer import FixedClock, Sequencer
+    from fuseforks.events.types import TurnEnded, TurnStarted
+    from fuseforks.stores.sqlite import SqliteStore
+
+    def turn(turn_id: str, conversation: str, agent: str) -> list:
+        start = TurnStarted(max_rounds=8, image_cap=20, placement="native",
+                            summary_instruction="S", agent=agent, wire="gemini", model="g",
+                            endpoint_host="h", language="en", request="r",
+                            conversation_id=conversation)
+        return Sequencer(turn_id, FixedClock()).seal([start, TurnEnded(rounds=1, stop="answered")])
+
+    db = tmp_path / "c.db"
+    with SqliteStore(db) as store:
+        store.append(turn("t1", "conv-a", "first"))
+        store.append(turn("t2", "conv-b", "other"))
+        store.append(turn("t3", "conv-a", "second"))
+    runner = CliRunner()
+    shown = runner.invoke(main, ["log", str(db), "--conversation", "conv-a"])
+    assert (shown.exit_code, shown.output.splitlines()) == (0, [
+        "turn: agent=first backend=gemini model=g rounds=1 stop=-",
+        "turn: agent=second backend=gemini model=g rounds=1 stop=-"])
+    missing = runner.invoke(main, ["log", str(db), "--conversation", "conv-z"])
+    assert (missing.exit_code, missing.output) == (
+        1, f"Error: {db}: no turn of conversation 'conv-z'\n")

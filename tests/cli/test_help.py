@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from fuseforks.cli import COMMANDS, main
 from tests.helpers import processes
 
-OWN = ["audit", "demo", "export", "import", "log", "replay", "run", "simulator", "turns"]
+OWN = ["audit", "console", "demo", "export", "import", "log", "replay", "run", "simulator", "turns"]
 """Commands whose help this suite holds to the rules; `image` and `mcp` keep their own."""
 
 PROBE = """
@@ -64,3 +64,19 @@ def test_each_command_describes_every_option_and_shows_an_example(name: str) -> 
     assert examples and all(e.startswith(f"fuseforks {name} ") for e in examples[:1]), examples
     text = CliRunner().invoke(main, [name, "--help"]).stdout
     assert re.search(r"\bp4\b|RepeatGuard|backend=", text) is None, text
+
+
+def test_the_store_and_bus_variables_are_named_where_they_work() -> None:
+    runner = CliRunner()
+    for command, names in {"worker": ["FUSEFORKS_DB", "FUSEFORKS_NATS"],
+                           "submit": ["FUSEFORKS_NATS"], "log": ["FUSEFORKS_NATS"],
+                           "run": ["FUSEFORKS_DB"], "chat": ["FUSEFORKS_DB"],
+                           "demo": ["FUSEFORKS_DB"], "import": ["FUSEFORKS_DB"]}.items():
+        shown = " ".join(runner.invoke(main, [command, "--help"]).output.split())
+        for name in names:
+            assert f"env var: {name}" in shown, (command, name)
+
+
+def test_log_says_source_is_not_given_with_follow() -> None:
+    shown = CliRunner().invoke(main, ["log", "--help"]).output
+    assert "With --follow, no SOURCE" in " ".join(shown.split())

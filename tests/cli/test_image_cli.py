@@ -50,13 +50,18 @@ def test_a_file_of_base64_text_is_read_as_an_mcp_block(tmp_path: Path) -> None:
     jpeg = gen.jpeg(100, 50)
     (tmp_path / "block.txt").write_text(base64.b64encode(jpeg).decode() + "\n")
     (tmp_path / "broken.txt").write_text("QUJ\n")
-    lines = run(str(tmp_path / "block.txt"), str(tmp_path / "broken.txt"))
+    (tmp_path / "notes.txt").write_text("Notes for the meeting\n")
+    lines = run(str(tmp_path / "block.txt"), str(tmp_path / "broken.txt"),
+                str(tmp_path / "notes.txt"))
     assert lines == [
         (
             f"{tmp_path}/block.txt: pass_through format=JPEG->JPEG bytes={len(jpeg)}->{len(jpeg)}"
             f" px=100x50 sha256={hashlib.sha256(jpeg).hexdigest()}"
         ),
-        f"{tmp_path}/broken.txt: dropped reason=unreadable format=- detail='broken base64'",
+        f"{tmp_path}/broken.txt: dropped reason=unreadable format=- detail='text that is not "
+        "an image, nor valid base64 of one'",
+        f"{tmp_path}/notes.txt: dropped reason=unreadable format=- detail='text that is not "
+        "an image, nor valid base64 of one'",
     ]
 
 

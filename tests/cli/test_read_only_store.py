@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from fuseforks.cli import main
 from fuseforks.stores.jsonl import import_stream
-from fuseforks.stores.sqlite import STORE_VERSION, SqliteStore
+from fuseforks.stores.sqlite import SQLITE_STORE_VERSION, SqliteStore
 from tests.cli.crafted import REPLAYS, camera_turn, digest
 from tests.helpers import processes
 
@@ -199,7 +199,7 @@ def test_an_older_store_is_read_as_it_is_and_upgraded_only_by_a_writer(tmp_path:
     imported = CliRunner().invoke(main, ["import", str(REPLAYS / "p4-gemini.jsonl"), "--db",
                                          str(old)])
     assert imported.exit_code == 0, imported.output
-    assert layout(old) == str(STORE_VERSION)
+    assert layout(old) == str(SQLITE_STORE_VERSION)
 
 
 def test_a_store_being_written_is_read_through_its_write_ahead_log(shared: Path) -> None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -195,3 +197,39 @@ def test_a_provider_that_refuses_the_key_fails_the_turn_clearly(simulator: str, 
     assert done.stdout.splitlines()[-1] == (
         "turn: agent=agent backend=anthropic model=claude-sonnet-5-5 rounds=1 stop=error")
     assert KEY not in done.stdout + done.stderr
+
+
+def test_a_signal_while_the_tools_start_says_nothing_was_sent_or_recorded(tmp_path) -> None:
+    from tests.durability.test_no_orphans import descendants
+
+    config = tmp_path / "mcp.json"
+    hang = Path(__file__).parents[1] / "mcp" / "servers" / "hang_at_init.py"
+    config.write_text(json.dumps({"mcpServers": {"stuck": {
+        "command": sys.executable, "args": [str(hang)], "startTimeout": 600}}}))
+    process = processes.spawn(
+        [sys.executable, "-m", "fuseforks", "run", "--wire", "anthropic", "--model", "m",
+         "--mcp-config", str(config), "--db", str(tmp_path / "run.db"), "--log",
+         str(tmp_path / "run.log"), "hi"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env={**os.environ, "ANTHROPIC_API_KEY": KEY})
+    deadline = time.monotonic() + 120  # a last resort, not a speed check
+    while not any("hang_at_init.py" in c for c in descendants(process.pid).values()):
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert (process.returncode, out) == (130, "")
+    assert err.splitlines()[-1:] == [
+        "stopped (SIGINT) before the turn started: nothing was sent or recorded"]
+    assert "Traceback" not in err
+    with SqliteStore(tmp_path / "run.db") as store:
+        assert store.turns() == []
+
+
+def test_a_signal_before_a_command_began_says_nothing_was_done() -> None:
+    done = processes.run(
+        [sys.executable, "-c", "import os, signal, time\n"
+         "from fuseforks.cli.entry import install\n"
+         "install()\nos.kill(os.getpid(), signal.SIGTERM)\ntime.sleep(60)"],
+        capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        143, "", "stopped (SIGTERM) before the command began: nothing was done\n")

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from fuseforks.agent import Agent, TurnResult
+from fuseforks.agent import Agent, AgentSettings, TurnResult
 from fuseforks.events.types import TurnEvent
 from fuseforks.mcp import StdioServer, ToolHub
 from fuseforks.projections.log import turn_log
@@ -35,8 +35,9 @@ async def run_turn(simulator: Simulator, tools: ToolHub, wire: str, model: str, 
     """One turn through the library's `Agent`, the way a program runs one."""
     async with Agent(wire=wire, model=model, base_url=simulator.base_urls[wire],
                      api_key="sk-test", tools=tools, db=MemoryStore(), log=None,
-                     language=language, max_rounds=max_rounds, image_cap=image_cap, name=agent,
-                     retry=FAST) as runner:
+                     settings=AgentSettings(language=language, max_rounds=max_rounds,
+                                            image_cap=image_cap, name=agent, retry=FAST),
+                     ) as runner:
         return await runner.run(request)
 
 

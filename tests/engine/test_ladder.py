@@ -15,8 +15,10 @@ from click.testing import CliRunner
 from PIL import Image
 
 from fuseforks import Agent
+from fuseforks.agent import AgentSettings
 from fuseforks.cli import main
-from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall, ToolResultMessage, Usage
+from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall, Usage, has_images
+from fuseforks.core.errors import WireRejected
 from fuseforks.engine.turn import Turn, TurnSpec
 from fuseforks.events.types import (
     ImagesStripped,
@@ -30,7 +32,6 @@ from fuseforks.images.normalize import normalize_image
 from fuseforks.images.types import NormalizedImage
 from fuseforks.images.vault import ImageVault
 from fuseforks.mcp import StdioServer, ToolHub
-from fuseforks.ports.errors import WireRejected
 from fuseforks.ports.model import ModelNotes, TextListener
 from fuseforks.ports.tools import ToolOutput
 from fuseforks.projections.log import turn_log
@@ -50,7 +51,8 @@ async def test_native_refused_then_alternate_received_names_the_colours(tmp_path
     async with run_simulator(script=Script(call_tools=("rig__frame",))) as sim, ToolHub(
             [rig_server]) as hub:
         async with Agent(wire="gemini", model=GEMINI_25, base_url=sim.base_urls["gemini"],
-                         api_key="sk-test", tools=hub, db=db, log=None, retry=FAST) as agent:
+                         api_key="sk-test", tools=hub, db=db, log=None,
+                         settings=AgentSettings(retry=FAST)) as agent:
             first = await agent.run("Look at the camera.")
             second = await agent.run("Look again.")
         sent = bodies(sim)
@@ -102,10 +104,11 @@ async def test_after_the_reprobe_age_a_turn_tries_native_again(tmp_path: Path) -
             [rig_server]) as hub:
         settings: dict[str, Any] = {"wire": "gemini", "model": GEMINI_25,
                                     "base_url": sim.base_urls["gemini"], "api_key": "sk-test",
-                                    "tools": hub, "db": db, "log": None, "retry": FAST}
-        async with Agent(**settings) as agent:
+                                    "tools": hub, "db": db, "log": None}
+        async with Agent(**settings, settings=AgentSettings(retry=FAST)) as agent:
             await agent.run("Look.")
-        async with Agent(**settings, reprobe_after=timedelta(0)) as agent:
+        async with Agent(**settings, settings=AgentSettings(
+                retry=FAST, reprobe_after=timedelta(0))) as agent:
             again = await agent.run("Look again.")
     started = next(e.event for e in again.events if isinstance(e.event, TurnStarted))
     assert started.placement == "native"
@@ -124,11 +127,11 @@ class Refusing:
     async def chat(self, request: ChatRequest, vault: ImageVault, notes: ModelNotes, *,
                    on_text: TextListener | None = None) -> ChatResponse:
         self.requests.append(request)
-        has_images = any(isinstance(m, ToolResultMessage) and m.images for m in request.messages)
+        carries_images = has_images(request)
         if len(self.requests) == 1:
             return ChatResponse(text="", tool_calls=[ToolCall(id="c1", name="cam")],
                                 usage=Usage(), stop_reason="tool_use", raw_model="m")
-        if has_images and self.refusals:
+        if carries_images and self.refusals:
             kind = self.refusals.pop(0)
             raise WireRejected(wire="anthropic", status=400, error_class="client_error",
                                message=f"refused: {kind}", refusal=kind)  # type: ignore[arg-type]

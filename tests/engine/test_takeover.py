@@ -13,10 +13,9 @@ import sys
 
 import pytest
 
-from fuseforks.agent import Agent
-from fuseforks.engine.recorder import PrefixDiverged
+from fuseforks.agent import Agent, AgentSettings
+from fuseforks.core.errors import NothingToTakeOver, PrefixDiverged
 from fuseforks.engine.replay import verify
-from fuseforks.engine.takeover import NothingToTakeOver
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import (
     RequestSent,
@@ -31,6 +30,7 @@ from fuseforks.stores.memory import MemoryStore
 from tests.engine.rig import FAST, RIG, bodies
 
 WIRE, MODEL = "anthropic", "claude-sonnet-5-5"
+SETTINGS = AgentSettings(retry=FAST, image_cap=2)
 LOST_NOTE = "(these images are no longer available: the turn was resumed after an interruption)"
 LOST_RESULT = ("(the result of this call was lost: the turn was resumed after an interruption, "
                "and the tool may or may not have run)")
@@ -53,7 +53,7 @@ async def run_reference() -> list[Envelope]:
     async with run_simulator(script=Script(call_tools=("rig__frame",), rounds=3)) as sim, \
             ToolHub([server]) as hub, \
             Agent(wire=WIRE, model=MODEL, base_url=sim.base_urls[WIRE], api_key="sk-test",
-                  tools=hub, db=store, log=None, retry=FAST, image_cap=2) as agent:
+                  tools=hub, db=store, log=None, settings=SETTINGS) as agent:
         result = await agent.run("Look at the camera.", turn_id="turn-takeover")
     assert result.stop == "answered"
     return list(result.events)
@@ -81,7 +81,7 @@ async def test_takeover_at_each_commit_point(reference: list[Envelope], index: i
     async with run_simulator(script=Script(call_tools=("rig__frame",), rounds=3)) as sim, \
             ToolHub([server]) as hub, \
             Agent(wire=WIRE, model=MODEL, base_url=sim.base_urls[WIRE], api_key="sk-test",
-                  tools=hub, db=store, log=None, retry=FAST, image_cap=2) as agent:
+                  tools=hub, db=store, log=None, settings=SETTINGS) as agent:
         result = await agent.take_over("turn-takeover", worker="w2")
         received = bodies(sim)
     stored = store.read("turn-takeover")
@@ -142,7 +142,7 @@ async def test_a_turn_taken_over_twice_at_the_same_request(reference: list[Envel
     async with run_simulator(script=Script(call_tools=("rig__frame",), rounds=3)) as sim, \
             ToolHub([server]) as hub, \
             Agent(wire=WIRE, model=MODEL, base_url=sim.base_urls[WIRE], api_key="sk-test",
-                  tools=hub, db=store, log=None, retry=FAST, image_cap=2) as agent:
+                  tools=hub, db=store, log=None, settings=SETTINGS) as agent:
         await agent.take_over("turn-takeover", worker="w2")
         second = store.read("turn-takeover")
         assert isinstance(second[cut].event, TurnTakenOver)
@@ -152,7 +152,7 @@ async def test_a_turn_taken_over_twice_at_the_same_request(reference: list[Envel
     async with run_simulator(script=Script(call_tools=("rig__frame",), rounds=3)) as sim, \
             ToolHub([StdioServer(name="rig", command=sys.executable, args=[str(RIG)])]) as hub, \
             Agent(wire=WIRE, model=MODEL, base_url=sim.base_urls[WIRE], api_key="sk-test",
-                  tools=hub, db=again, log=None, retry=FAST, image_cap=2) as agent:
+                  tools=hub, db=again, log=None, settings=SETTINGS) as agent:
         await agent.take_over("turn-takeover", worker="w3")
         received = bodies(sim)
     stored = again.read("turn-takeover")
@@ -175,7 +175,7 @@ async def test_a_record_cut_where_no_commit_happens_is_not_taken_over_live(
     store.append(reference[:odd])
     async with run_simulator(script=Script(call_tools=("rig__frame",), rounds=3)) as sim, \
             Agent(wire=WIRE, model=MODEL, base_url=sim.base_urls[WIRE], api_key="sk-test",
-                  tools=ToolHub([]), db=store, log=None, retry=FAST, image_cap=2) as agent:
+                  tools=ToolHub([]), db=store, log=None, settings=SETTINGS) as agent:
         with pytest.raises(PrefixDiverged, match=f"its record ends at seq {odd}"):
             await agent.take_over("turn-takeover", worker="w2")
         assert sim.received == []

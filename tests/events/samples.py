@@ -35,6 +35,7 @@ from fuseforks.events.types import (
     TurnEnded,
     TurnEvent,
     TurnInterrupted,
+    TurnNotStarted,
     TurnStarted,
     TurnTakenOver,
     Usage,
@@ -90,4 +91,6 @@ SAMPLES: list[TurnEvent] = [
     ResultSent(round=1, call_id="c1", name="nik__live_view_image", server="nik",
                client="claude-code", client_version="2.1.0", images=[D1]),
     SessionEnded(calls=1, cause="closed", unanswered=["c2"]),
+    TurnNotStarted(agent="agent_9", wire="carrier-pigeon", model="m", language="zh",
+                   request="拍一张", system="Be brief.", conversation_id="conv-7"),
 ]

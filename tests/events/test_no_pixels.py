@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from fuseforks.core.canonical import Usage
-from fuseforks.core.media import RECOGNIZED_IMAGE_SIGNATURES
+from fuseforks.core.signatures import RECOGNIZED_IMAGE_SIGNATURES, sniff_format
 from fuseforks.events.codec import Envelope, encode_event
 from fuseforks.events.privacy import (
     BLOB_RUN_CHARS,
@@ -34,7 +34,6 @@ from fuseforks.events.types import (
     ToolResultRecorded,
     TurnStarted,
 )
-from fuseforks.images.probe import sniff_format
 from fuseforks.stores.memory import MemoryStore
 from fuseforks.stores.sqlite import SqliteStore
 from tests.events.media_samples import media

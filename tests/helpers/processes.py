@@ -18,7 +18,6 @@ a killed run is removed by the next run that starts the same kind of server.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import queue
 import shutil
@@ -30,12 +29,9 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from fuseforks.core.leash import leashed
+from fuseforks.core.leash import binder, leashed
 
-__all__ = ["leashed", "run", "scratch_folder", "spawn"]
-
-_PR_SET_PDEATHSIG = 1
-_SIGKILL = 9
+__all__ = ["in_spawner_thread", "leashed", "run", "scratch_folder", "spawn"]
 
 _work: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
 _spawner: threading.Thread | None = None
@@ -55,30 +51,29 @@ def spawn(command: list[str], *, signal: int | None = None,
           **popen: Any) -> subprocess.Popen[Any]:
     """`subprocess.Popen(command, **popen)`, leashed to this process (sent SIGKILL, or `signal`,
     when it dies) and started from the spawner thread."""
+    if "user" in popen:
+        bound = command
+        popen["preexec_fn"] = binder() if signal is None else binder(signal=signal)
+    else:
+        bound = leashed(command) if signal is None else leashed(command, signal=signal)
+    return in_spawner_thread(bound, **popen)
+
+
+def _start_spawner() -> None:
     global _spawner
     with _lock:
         if _spawner is None:
             _spawner = threading.Thread(target=_serve, name="leashed-spawner", daemon=True)
             _spawner.start()
-    if "user" in popen:
-        bound, popen["preexec_fn"] = command, _binder(signal or _SIGKILL)
-    else:
-        bound = leashed(command) if signal is None else leashed(command, signal=signal)
+
+
+def in_spawner_thread(*args: Any, **popen: Any) -> subprocess.Popen[Any]:
+    """`subprocess.Popen(*args, **popen)` made from the spawner thread (a command that leashes
+    itself, like `EmbeddedPostgres`, needs only the thread)."""
+    _start_spawner()
     future: Future[subprocess.Popen[Any]] = Future()
-    _work.put((lambda: subprocess.Popen(bound, **popen), future))
+    _work.put((lambda: subprocess.Popen(*args, **popen), future))
     return future.result()
-
-
-def _binder(signal: int) -> Callable[[], None]:
-    """What the launcher does, as a `preexec_fn`: runs in the child after its change of user."""
-    parent = os.getpid()
-    libc = ctypes.CDLL(None, use_errno=True)
-
-    def bind() -> None:
-        if libc.prctl(_PR_SET_PDEATHSIG, signal, 0, 0, 0) != 0 or os.getppid() != parent:
-            os._exit(1)
-
-    return bind
 
 
 def run(command: list[str], **options: Any) -> subprocess.CompletedProcess[Any]:

@@ -8,8 +8,9 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp.types import ImageContent, TextContent, TextResourceContents
 
+from fuseforks.core.errors import McpUnavailable
 from fuseforks.mcp import StdioServer, ToolHub
-from fuseforks.mcp.catalog import Catalog, Unavailable
+from fuseforks.mcp.catalog import Catalog
 from tests.mcp.conftest import PYTHON, REPO, stdio
 
 SHOTS = StdioServer(name="shots", command=PYTHON, args=["-m", "tests.gateway.servers.screenshots"],
@@ -62,9 +63,9 @@ async def test_resources_templates_and_prompts_pass_through() -> None:
         named = await catalog.read_resource("screen://shots/desk")
         prompts = await catalog.list_prompts()
         prompt = await catalog.get_prompt("shots__describe", {"what": "4K"})
-        with pytest.raises(Unavailable, match="no server offers the resource file:///x"):
+        with pytest.raises(McpUnavailable, match="no server offers the resource file:///x"):
             await catalog.read_resource("file:///x")
-        with pytest.raises(Unavailable, match="unknown prompt 'nope'"):
+        with pytest.raises(McpUnavailable, match="unknown prompt 'nope'"):
             await catalog.get_prompt("nope", None)
         with pytest.raises(MCPError):  # the server's own refusal, passed on as it is
             await catalog.get_prompt("shots__describe", None)

@@ -160,23 +160,23 @@ async def test_embedded_text_resources_keep_their_place_among_text_blocks(hub: T
     )
 
 
-async def test_interleaved_images_record_how_many_text_parts_precede_each(hub: ToolHub) -> None:
+async def test_interleaved_images_record_where_in_the_text_each_sat(hub: ToolHub) -> None:
     output = await hub.call("content__interleaved", {}, "en")
     assert output.text == "frame A follows\nframe B follows"
     assert [i.digest for i in output.images] == [
         sha(pictures.solid_jpeg((255, 0, 0))),
         sha(pictures.solid_jpeg((0, 255, 0))),
     ]
-    assert output.image_positions == [1, 2]
+    assert output.image_offsets == [len("frame A follows"), len(output.text)]
 
 
-async def test_positions_are_those_of_the_kept_images(hub: ToolHub) -> None:
+async def test_offsets_are_those_of_the_kept_images(hub: ToolHub) -> None:
     output = await hub.call("content__interleaved_with_drops", {}, "en")
     assert output.text == "one\ntwo\n(image 2 was not sent: its format is not supported)"
     assert [i.digest for i in output.images] == [
         sha(pictures.solid_jpeg(colour)) for colour in ((255, 0, 0), (0, 255, 0), (0, 0, 255))
     ]
-    assert output.image_positions == [0, 2, 2]
+    assert output.image_offsets == [0, len("one\ntwo"), len("one\ntwo")]
 
 
 async def test_long_words_in_a_text_block_arrive_unchanged(hub: ToolHub) -> None:

@@ -1,6 +1,12 @@
 from __future__ import annotations
 
-from fuseforks.events.types import SessionStarted, ToolResultRecorded, TurnStarted
+from fuseforks.events.types import (
+    SessionStarted,
+    ToolResultRecorded,
+    TurnEnded,
+    TurnNotStarted,
+    TurnStarted,
+)
 from fuseforks.projections import LogState, evolve_log, fold
 from fuseforks.projections.log import SILENT, render, value
 from tests.events.samples import D1, SAMPLES
@@ -24,6 +30,14 @@ def test_the_log_projection_of_every_event_kind() -> None:
         "turn: agent=agent_9 backend=anthropic model=claude-sonnet-5-5 rounds=4 stop=repeat",
         "session: agent=agent_9 client=\"claude-code 2.1.0\" calls=1 stop=closed unanswered=1",
     )
+
+
+def test_a_turn_that_could_not_start_names_the_wire_it_was_given() -> None:
+    not_started = TurnNotStarted(agent="u", wire="carrier-pigeon", model="m", language="en",
+                                 request="r")
+    ended = TurnEnded(rounds=0, stop="error", error="unknown wire 'carrier-pigeon'")
+    assert fold(evolve_log, LogState(), [not_started, ended]).lines == (
+        "turn: agent=u backend=carrier-pigeon model=m rounds=0 stop=error",)
 
 
 def test_images_field_appears_only_when_the_result_carried_images() -> None:
@@ -55,5 +69,28 @@ def test_fold_is_pure_the_initial_state_is_not_changed() -> None:
 def test_the_silent_shortcut_skips_exactly_the_kinds_that_render_no_line() -> None:
     state = fold(evolve_log, LogState(), SAMPLES[:1])
     silent = {type(e) for e in SAMPLES
-              if not render(state, e) and not isinstance(e, TurnStarted | SessionStarted)}
+              if not render(state, e)
+              and not isinstance(e, TurnStarted | TurnNotStarted | SessionStarted)}
     assert silent == SILENT
+
+
+async def test_a_reader_of_many_turns_sees_which_turn_each_line_belongs_to() -> None:
+    """Four turns of one agent print the same lines; `log --follow` tells them apart by the
+    turn's short id, while the `fuseforks.log` file keeps its lines as they are."""
+    from fuseforks.bus.subscribers import LogWriter
+    from fuseforks.events.sequencer import FixedClock, Sequencer
+
+    start = TurnStarted(max_rounds=8, image_cap=20, placement="native", summary_instruction="S",
+                        agent="a", wire="gemini", model="g", endpoint_host="h", language="en",
+                        request="r")
+    result = ToolResultRecorded(round=1, call_id="c", name="cam", ok=True, body="{}")
+    ids = ["turn-" + "0123abcd" * 4, "turn-" + "9876fedc" * 4, "chosen-by-a-program"]
+    named: list[str] = []
+    plain: list[str] = []
+    for writer in (LogWriter(named.append, name_turns=True), LogWriter(plain.append)):
+        for turn_id in ids:
+            await writer.handle(Sequencer(turn_id, FixedClock()).seal([start, result]))
+    assert named == ["turn-0123abcd tool: agent=a round=1 name=cam ok=true body_chars=2",
+                     "turn-9876fedc tool: agent=a round=1 name=cam ok=true body_chars=2",
+                     "chosen-by-a-program tool: agent=a round=1 name=cam ok=true body_chars=2"]
+    assert plain == ["tool: agent=a round=1 name=cam ok=true body_chars=2"] * 3

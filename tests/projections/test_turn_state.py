@@ -39,6 +39,7 @@ from fuseforks.events.types import (
     TurnEnded,
     TurnEvent,
     TurnInterrupted,
+    TurnNotStarted,
     TurnStarted,
     TurnTakenOver,
 )
@@ -259,6 +260,7 @@ UNCHANGING: list[TurnEvent] = [
     RequestRefused(round=1, status=400, message="bad image", images_rejected=True),
     FallbackSettled(round=1, model="m", removed=1, outcome="ok"),
     TurnInterrupted(round=1, cause="SIGINT", during="tools"),
+    TurnNotStarted(agent="a", wire="carrier-pigeon", model="m", language="en", request="r"),
 ]
 
 

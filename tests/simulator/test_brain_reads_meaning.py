@@ -15,7 +15,8 @@ CALL = {"type": "function_call", "call_id": "call_1", "name": "camera_snapshot",
 OUTPUT = {"type": "function_call_output", "call_id": "call_1", "output": "snapshot taken"}
 QUESTION = {"role": "user", "content": "What does the camera see?"}
 IMAGE = {"role": "user", "content": [
-    {"type": "input_image", "image_url": f"data:image/png;base64,{b64(red_green())}"}]}
+    {"type": "input_image", "image_url": f"data:image/png;base64,{b64(red_green())}",
+     "detail": "auto"}]}
 SYSTEM = {"role": "system", "content": "Answer briefly."}
 REPLY = {"role": "assistant", "content": [{"type": "output_text", "text": "A red-green card."}]}
 THANKS = {"role": "user", "content": "Thanks."}
@@ -66,3 +67,17 @@ async def test_gemini_sees_the_image_in_a_user_turn_after_a_text_turn() -> None:
                                    headers={"x-goog-api-key": "k"}, json=body)
     assert response.status_code == 200, response.text
     assert response.json()["candidates"][0]["content"]["parts"] == [{"text": SEEN}]
+
+
+async def test_an_image_in_a_message_must_say_its_detail() -> None:
+    """The SDK's `ResponseInputImageParam` requires `detail` in a message (a tool output's image
+    type does not): the strict simulator refuses a message image without it."""
+    bare = {"role": "user", "content": [
+        {"type": "input_image", "image_url": f"data:image/png;base64,{b64(red_green())}"}]}
+    async with run_simulator() as sim, httpx.AsyncClient() as http:
+        response = await http.post(
+            f"{sim.base_urls['openai-responses']}/responses", headers={"authorization": "Bearer k"},
+            json={"model": "gpt-sim", "input": [QUESTION, CALL, OUTPUT, bare]})
+    assert (response.status_code, response.json()["error"]["message"]) == (
+        400, "Invalid request (input[3]): Object missing required field `detail` - at "
+             "`$.content[0]`")

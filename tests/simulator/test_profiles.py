@@ -12,9 +12,9 @@ import msgspec
 import pytest
 
 from fuseforks.core.canonical import ChatRequest
+from fuseforks.core.errors import WireRejected
 from fuseforks.core.names import Placement
 from fuseforks.images.vault import ImageVault
-from fuseforks.ports.errors import WireRejected
 from fuseforks.ports.notices import JpegResendNotice
 from fuseforks.simulator import (
     FUNCTION_RESPONSE_PARTS_REFUSING_PREFIXES,

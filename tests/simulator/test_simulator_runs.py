@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import httpx
 import msgspec
 import pytest
@@ -51,6 +52,30 @@ async def test_faults_can_be_queued_over_http() -> None:
             vault = ImageVault()
             await client.chat(snapshot_request(vault), vault)
     assert statuses == [503]
+
+
+async def test_a_held_request_is_answered_once_released_over_http() -> None:
+    async with (
+        run_simulator() as sim,
+        httpx.AsyncClient() as http,
+        ProviderClient("anthropic", Endpoint(sim.base_urls["anthropic"], "k")) as client,
+    ):
+        await http.post(f"{sim.base_url}/_sim/faults", content=b'[{"kind":"hold"}]')
+        vault = ImageVault()
+        answers: list[str] = []
+
+        async def ask() -> None:
+            answers.append((await client.chat(snapshot_request(vault), vault)).text)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            while not sim.received:  # noqa: ASYNC110 - the request has arrived and waits
+                await anyio.sleep(0.01)
+            assert answers == []
+            released = await http.post(f"{sim.base_url}/_sim/release")
+            assert released.json() == {"released": True}
+    assert [r.status for r in sim.received] == [200]
+    assert answers[0].startswith("I see 1 image.")
 
 
 async def test_script_calls_named_tools_for_the_given_rounds() -> None:

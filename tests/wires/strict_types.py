@@ -2,7 +2,8 @@
 
 pydantic validates `Iterable[...]` fields lazily (a generator nobody consumes checks nothing) and
 TypedDicts ignore unknown keys. `strict(tp)` rebuilds the type: every TypedDict gets
-`extra="forbid"`, every Iterable/Sequence becomes a list (validated eagerly). Recursive TypedDicts
+`extra="forbid"` and requires exactly the keys the SDK marks required, every Iterable/Sequence
+becomes a list (validated eagerly). Recursive TypedDicts
 are left as they are on the back-edge (our requests never use those branches). SDK response
 models that the param unions also admit (pydantic models with extra fields allowed) are dropped.
 """
@@ -41,6 +42,19 @@ def _is_model(tp: Any) -> bool:
     return False
 
 
+def _required_keys(tp: Any, hints: dict[str, Any]) -> set[str]:
+    """The keys `tp` requires. `__required_keys__` misses `Required[...]` written in a module with
+    postponed annotations (the SDKs' are): on Python 3.11 the class sees only strings. The
+    evaluated hints keep the qualifier."""
+    required = set(tp.__required_keys__)
+    total = getattr(tp, "__total__", True)
+    for key, hint in hints.items():
+        origin = te.get_origin(hint)
+        if origin is te.Required or (total and origin is not te.NotRequired):
+            required.add(key)
+    return required
+
+
 def strict(tp: Any) -> Any:
     tp = _unwrap(tp)
     if te.is_typeddict(tp):
@@ -51,8 +65,9 @@ def strict(tp: Any) -> Any:
         _BUILDING.add(tp)
         try:
             hints = te.get_type_hints(tp, include_extras=True)
+            required = _required_keys(tp, hints)
             fields = {
-                key: (te.Required if key in tp.__required_keys__ else te.NotRequired)[strict(value)]
+                key: (te.Required if key in required else te.NotRequired)[strict(value)]
                 for key, value in hints.items()
             }
             rebuilt = te.TypedDict(f"Strict{tp.__name__}", fields, total=False)  # type: ignore[operator]

@@ -6,7 +6,7 @@ import msgspec
 import pytest
 
 from fuseforks.core.canonical import ChatResponse, ToolCall, Usage
-from fuseforks.ports.errors import WireGarbage, WireRejected, WireRetryable
+from fuseforks.core.errors import WireGarbage, WireRejected, WireRetryable
 from fuseforks.wires import WIRES, get_wire
 
 J = msgspec.json.encode

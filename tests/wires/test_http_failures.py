@@ -8,8 +8,8 @@ import time
 import httpx
 import pytest
 
+from fuseforks.core.errors import WireError, WireGarbage, WireRejected, WireUnavailable
 from fuseforks.images.vault import ImageVault
-from fuseforks.ports.errors import WireError, WireGarbage, WireRejected, WireUnavailable
 from fuseforks.ports.notices import JpegResendNotice, RetryNotice, RetryStop
 from fuseforks.simulator import Fault, run_simulator
 from fuseforks.wires import WIRES, Endpoint

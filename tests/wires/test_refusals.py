@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from fuseforks.ports.errors import WireRejected, WireRetryable
+from fuseforks.core.errors import WireRejected, WireRetryable
 from fuseforks.wires import get_wire
 
 FIXTURES = Path(__file__).parent / "fixtures" / "errors"
@@ -31,6 +31,8 @@ CASES: dict[str, tuple[str, int, str | None]] = {
     "anthropic-could-not-process-image": ("anthropic", 400, "image"),
     # anthropics/claude-code#6300: a field path first, yet about the image
     "anthropic-image-media-type-mismatch": ("anthropic", 400, "image"),
+    # vybestack/llxprt-code#2130: the field path points into a tool result's image
+    "anthropic-tool-result-image-media-type-differs": ("anthropic", 400, "image"),
     # anthropics/claude-code#24451
     "anthropic-max-tokens-above-model-limit": ("anthropic", 400, "parameter"),
     # ProfSynapse/nexus#17 (the message ends with a URL)
@@ -159,3 +161,18 @@ def test_images_rejected_is_read_only_and_cannot_contradict_the_refusal() -> Non
         error.images_rejected = True  # type: ignore[misc]
     with pytest.raises(ValueError, match="images_rejected"):
         rejected(refusal="parameter", images_rejected=True)
+
+
+@pytest.mark.parametrize(("message", "kind"), [
+    ("messages.1.content.0.image.source.base64: invalid base64 data", "image"),
+    ("messages.4.content.0.tool_result.content.2.image.source.data: bad", "image"),
+    ("`messages.2.content.1.image`: unexpected", "image"),
+    ("max_tokens: 128001 > 64000, which is the maximum", "parameter"),
+    ("messages.1.content.0.text: text content blocks must be non-empty", "parameter"),
+])
+def test_a_leading_field_path_into_an_image_is_about_the_image(message: str, kind: str) -> None:
+    body = msgspec.json.encode({"type": "error", "error": {
+        "type": "invalid_request_error", "message": message}})
+    error = get_wire("anthropic").classify(400, body)
+    assert isinstance(error, WireRejected)
+    assert error.refusal == kind

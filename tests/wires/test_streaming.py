@@ -15,7 +15,7 @@ import msgspec
 import pytest
 
 from fuseforks.core.canonical import ChatResponse, ToolCall, Usage
-from fuseforks.ports.errors import WireGarbage, WireRejected, WireRetryable
+from fuseforks.core.errors import WireGarbage, WireRejected, WireRetryable
 from fuseforks.wires import get_wire
 from fuseforks.wires.base import Accumulator
 from fuseforks.wires.streaming import read_events

@@ -11,8 +11,8 @@ import msgspec
 import pytest
 
 from fuseforks.core.canonical import ChatRequest
+from fuseforks.core.errors import WireGarbage, WireRejected, WireUnavailable
 from fuseforks.images.vault import ImageVault
-from fuseforks.ports.errors import WireGarbage, WireRejected, WireUnavailable
 from fuseforks.ports.notices import RetryNotice, RetryStop
 from fuseforks.wires import WIRES, Endpoint, get_wire
 from fuseforks.wires.http import ProviderClient, RetryPolicy

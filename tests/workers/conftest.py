@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.stores_pg.fixtures import pg_server, pg_url
+from tests.stores.fixtures import pg_server, pg_url
 from tests.workers.nats_server import Given, NatsServer, nats_server
 
 __all__ = ["pg_server", "pg_url"]

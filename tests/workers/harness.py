@@ -122,12 +122,12 @@ class Cluster:
             return {info.turn_id: store.read(info.turn_id) for info in store.turns()}
 
     def counts(self) -> tuple[int, int]:
-        """(turns begun, turns ended) in the store, in one cheap query; (-1, -1) while the
-        database is away."""
+        """(turns begun — started, or recorded as not started — and turns ended) in the store, in
+        one cheap query; (-1, -1) while the database is away."""
         try:
             with psycopg.connect(self.pg_url, connect_timeout=2) as connection:
                 row = connection.execute(
-                    "SELECT count(*) FILTER (WHERE kind = 'TurnStarted'), "
+                    "SELECT count(*) FILTER (WHERE kind IN ('TurnStarted', 'TurnNotStarted')), "
                     "count(*) FILTER (WHERE kind = 'TurnEnded') FROM events").fetchone()
         except psycopg.Error:
             return -1, -1

@@ -12,7 +12,7 @@ from fuseforks.events.types import TurnEnded
 from fuseforks.jetstream.streams import connect, ensure_streams
 from fuseforks.jetstream.work import WorkRequest, submit
 from fuseforks.simulator.server import WIRE_PREFIXES
-from fuseforks.workers import Worker
+from fuseforks.workers import Worker, WorkerSettings
 from tests.workers.harness import KEYS, Cluster
 from tests.workers.nats_server import Given, NatsServer
 
@@ -24,9 +24,10 @@ def test_a_worker_closes_the_least_recently_used_idle_agents(
         monkeypatch.setenv(name, value)  # type: ignore[attr-defined]
     names = ["a", "b", "c", "a", "d", "e"]
     with Cluster(pg_url, nats.url, tmp_path) as cluster:
-        worker = Worker(db=pg_url, nats=nats.url, mcp=tmp_path / "mcp.json", concurrency=1,
+        worker = Worker(db=pg_url, nats=nats.url, mcp=tmp_path / "mcp.json",
                         base_urls={"anthropic": cluster.base_url + WIRE_PREFIXES["anthropic"]},
-                        name="w-lru", max_agents=2, say=lambda line: None)
+                        name="w-lru", settings=WorkerSettings(concurrency=1, max_agents=2),
+                        say=lambda line: None)
         open_after: list[list[str]] = []
 
         async def main() -> None:

@@ -26,7 +26,7 @@ import anyio
 from fuseforks.engine.replay import verify
 from fuseforks.events.types import RequestSent, TurnEnded, TurnStarted, TurnTakenOver
 from fuseforks.jetstream.work import WorkRequest
-from fuseforks.projections.log import turn_log
+from fuseforks.projections.log import short_turn_id, turn_log
 from tests.helpers import processes
 from tests.workers.harness import MODELS, WIRES, Cluster
 from tests.workers.nats_server import Given, NatsServer
@@ -65,7 +65,8 @@ def test_forty_turns_survive_a_worker_killed_mid_run(pg_url: str, nats: NatsServ
         cluster.kill("w2", signal.SIGTERM)
         assert cluster.workers["w2"].wait(timeout=60) == 0, cluster.stderr("w2")
         turns = cluster.turns()
-        expected = [line for t in turns.values() for line in turn_log(t)]
+        expected = [f"{short_turn_id(turn_id)} {line}" for turn_id, t in turns.items()
+                    for line in turn_log(t)]
         cluster.wait_for(lambda: len(cluster.followed()) >= len(expected), 30,
                          "log --follow to print every line")
         time.sleep(0.5)  # a line printed twice would show up now
@@ -101,4 +102,4 @@ def test_forty_turns_survive_a_worker_killed_mid_run(pg_url: str, nats: NatsServ
                                turn_id, "--verify"], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stdout + done.stderr
     assert Counter(followed) == Counter(expected)
-    assert any(line.startswith("turn taken over: ") for line in followed)
+    assert any(line.split(" ", 1)[1].startswith("turn taken over: ") for line in followed)

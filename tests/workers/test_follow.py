@@ -13,7 +13,7 @@ import anyio
 
 from fuseforks.jetstream.streams import EVENTS_STREAM, connect
 from fuseforks.jetstream.work import WorkRequest
-from fuseforks.projections.log import turn_log
+from fuseforks.projections.log import short_turn_id, turn_log
 from tests.workers.harness import MODELS, WIRES, Cluster
 from tests.workers.nats_server import Given, NatsServer
 
@@ -37,7 +37,8 @@ def test_a_durable_follower_resumes_where_it_was_killed(pg_url: str, nats: NatsS
         cluster.follower.wait(timeout=10)
         cluster.submit(batch(f"b{tag}", 4))
         cluster.wait_for(lambda: cluster.counts() == (8, 8), 120, "every turn to end")
-        expected = [line for t in cluster.turns().values() for line in turn_log(t)]
+        expected = [f"{short_turn_id(turn_id)} {line}" for turn_id, t in cluster.turns().items()
+                    for line in turn_log(t)]
         cluster.start_follower("--durable", "audit-feed", name="second")
         both = lambda: cluster.followed("first") + cluster.followed("second")  # noqa: E731
         cluster.wait_for(lambda: set(both()) >= set(expected), 60, "the rest of the lines")
@@ -70,8 +71,8 @@ def test_the_relay_resumes_from_its_saved_position_when_the_stream_has_forgotten
         cluster.start_worker("w2")
         cluster.submit(batch(f"new{tag}", 1))
         cluster.wait_for(lambda: cluster.counts() == (3, 3), 60, "the new turn")
-        new = [line for turn_id, t in cluster.turns().items() if f"new{tag}" in turn_id
-               for line in turn_log(t)]
+        new = [f"{short_turn_id(turn_id)} {line}" for turn_id, t in cluster.turns().items()
+               if f"new{tag}" in turn_id for line in turn_log(t)]
         cluster.wait_for(lambda: len(cluster.followed()) >= len(new), 30, "the new lines")
         time.sleep(1)  # an old line published again would show up now
         followed = cluster.followed()

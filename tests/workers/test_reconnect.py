@@ -14,8 +14,8 @@ import anyio
 from fuseforks.engine.replay import verify
 from fuseforks.events.types import TurnEnded
 from fuseforks.jetstream.work import WorkRequest
-from fuseforks.projections.log import turn_log
-from tests.stores_pg.server import Server
+from fuseforks.projections.log import short_turn_id, turn_log
+from tests.stores.server import Server
 from tests.workers.harness import MODELS, WIRES, Cluster
 from tests.workers.nats_server import NatsServer
 
@@ -43,7 +43,8 @@ def test_a_worker_rides_out_a_nats_restart_and_a_postgres_restart(
         pg_server.restart(down_for=3)
         cluster.wait_for(lambda: ended() == N, 180, "every turn after the PostgreSQL restart")
         turns = cluster.turns()
-        expected = [line for t in turns.values() for line in turn_log(t)]
+        expected = [f"{short_turn_id(turn_id)} {line}" for turn_id, t in turns.items()
+                    for line in turn_log(t)]
         cluster.wait_for(lambda: len(cluster.followed()) >= len(expected), 60,
                          "log --follow to print every line")
         time.sleep(1)

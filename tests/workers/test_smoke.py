@@ -14,10 +14,10 @@ import anyio
 from PIL import Image
 
 from fuseforks.engine.replay import verify
-from fuseforks.events.types import TurnEnded, TurnStarted, TurnTakenOver
+from fuseforks.events.types import TurnEnded, TurnNotStarted, TurnStarted, TurnTakenOver
+from fuseforks.jetstream.locks import Locks
 from fuseforks.jetstream.streams import WORK_SUBJECT, connect, ensure_streams
 from fuseforks.jetstream.work import WorkRequest
-from fuseforks.stores.postgres import PostgresStore
 from tests.helpers import processes
 from tests.workers.harness import Cluster
 from tests.workers.nats_server import Given, NatsServer
@@ -78,9 +78,10 @@ def test_a_request_cannot_choose_the_endpoint_and_an_unknown_wire_is_recorded_as
     assert isinstance(ended, TurnEnded) and ended.stop == "answered"
     assert turns["turn-hostile"][0].event.endpoint_host == "127.0.0.1"  # type: ignore[union-attr]
     assert len(received) == 2  # both requests reached the worker's simulator, none went to :9
-    assert [type(e.event) for e in turns["turn-unknown"]] == [TurnStarted, TurnEnded]
+    assert [type(e.event) for e in turns["turn-unknown"]] == [TurnNotStarted, TurnEnded]
     started = turns["turn-unknown"][0].event
-    assert isinstance(started, TurnStarted) and started.request.startswith("hello ")
+    assert isinstance(started, TurnNotStarted) and started.request.startswith("hello ")
+    assert (started.wire, started.model, started.agent) == ("carrier-pigeon", "m", "u")
     assert pasted not in started.request and pasted[:40] not in started.request
     refused = turns["turn-unknown"][-1].event
     assert isinstance(refused, TurnEnded) and refused.stop == "error"
@@ -117,8 +118,8 @@ def test_a_turn_another_worker_holds_is_not_run_twice(
     lock is free."""
     request = WorkRequest(turn_id="turn-held", wire="anthropic", model="claude-sonnet-5-5",
                           request="Look at the camera.", agent="held")
-    with PostgresStore(pg_url) as store, Cluster(pg_url, nats.url, tmp_path) as cluster:
-        held = store.try_lead("turn:turn-held")  # as the first worker's lock would be
+    with Cluster(pg_url, nats.url, tmp_path) as cluster:
+        held = Locks(pg_url).try_lead("turn:turn-held")  # as the first worker's lock would be
         assert held is not None
         cluster.start_worker("w1")
         cluster.submit([request])

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from tests.mcp.conftest import http_server
-from tests.stores_pg.server import fresh_database
+from tests.stores.server import fresh_database
 from tests.workers.harness import Cluster
 from tests.workers.nats_server import NatsServer
 

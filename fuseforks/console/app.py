@@ -1,0 +1,198 @@
+"""The console's pages: turns, a turn, audit, capabilities — HTML from the package's templates.
+
+Each page reads the record in a worker thread (a store's calls are synchronous), builds what it
+shows from the projections the commands use, and renders it whole, so every page works without
+JavaScript. The live parts are marked `data-live` in the templates: `static/live.js` fetches the
+same address again while the page is open and swaps in what changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import anyio.to_thread
+import jinja2
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from fuseforks.console.guard import Guard
+from fuseforks.console.listing import TurnFilter, TurnIndex
+from fuseforks.console.record import Reader, Record
+from fuseforks.console.turn_page import turn_page
+from fuseforks.core.errors import FuseforksError
+from fuseforks.core.names import STOP_REASONS, WIRE_NAMES
+from fuseforks.core.texts import format_size
+from fuseforks.projections.audit import AuditFilter, AuditRows, digest_prefix, moment_key
+from fuseforks.projections.capabilities import capabilities
+
+HERE = Path(__file__).parent
+AUDIT_SHOWN = 500
+"""Audit rows a page shows at most; the rest is counted (`fuseforks audit --csv` has them all)."""
+_STOPS = (*STOP_REASONS, "cut")
+
+
+class Refused(Exception):
+    """A page that cannot be shown as asked: its status and one sentence."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+
+
+def _templates() -> jinja2.Environment:
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    environment.filters["size"] = format_size
+    environment.filters["short"] = lambda digest, n=12: digest[:n]
+    environment.filters["segment"] = lambda text: quote(text, safe="")
+    environment.globals["query"] = lambda args: urlencode(
+        {k: v for k, v in args.items() if v not in (None, "")})
+    return environment
+
+
+class Console:
+    """The pages over one record."""
+
+    def __init__(self, record: Record, *, now: Callable[[], datetime] | None = None) -> None:
+        self.record = record
+        self.index = TurnIndex()
+        self.templates = _templates()
+        for name in self.templates.list_templates():  # compiled now, not on a first visit
+            self.templates.get_template(name)
+        self.now = now or (lambda: datetime.now(UTC))
+
+    def app(self, *, token: str | None, loopback_only: bool) -> Guard:
+        routes = [
+            Route("/", self.turns),
+            Route("/turns/{turn_id:path}", self.turn),
+            Route("/audit", self.audit),
+            Route("/capabilities", self.capabilities),
+            Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+        ]
+        return Guard(Starlette(routes=routes), token=token, loopback_only=loopback_only)
+
+    # --- pages ----------------------------------------------------------------------------------
+
+    async def turns(self, request: Request) -> Response:
+        args = dict(request.query_params)
+
+        def build(reader: Reader) -> dict[str, Any]:
+            where = TurnFilter(
+                wire=_choice(args, "wire", WIRE_NAMES), model=args.get("model") or None,
+                stop=_choice(args, "stop", _STOPS),
+                conversation=args.get("conversation") or None,
+                since=self._moment(args, "since"), until=self._moment(args, "until"))
+            page = self.index.page(reader, self.record.turns(reader), where,
+                                   _page_number(args.get("page")))
+            return {"listing": page, "args": args, "wires": WIRE_NAMES, "stops": _STOPS}
+
+        return await self._page("turns.html", build, args=args)
+
+    async def turn(self, request: Request) -> Response:
+        given = request.path_params["turn_id"]
+
+        def build(reader: Reader) -> dict[str, Any] | str:
+            envelopes = reader.read(given)
+            if not envelopes:
+                matches = [i.turn_id for i in self.record.turns(reader)
+                           if i.turn_id.startswith(given)]
+                if len(matches) == 1:
+                    return f"/turns/{quote(matches[0], safe='')}"
+                if not matches:
+                    raise Refused(404, f"No turn {given!r} in {self.record.location}.")
+                return {"ambiguous": matches, "given": given}
+            return {"turn": turn_page(envelopes)}
+
+        return await self._page("turn.html", build)
+
+    async def audit(self, request: Request) -> Response:
+        args = dict(request.query_params)
+
+        def build(reader: Reader) -> dict[str, Any]:
+            given = args.get("digest", "").strip()
+            prefix = _parsed(digest_prefix, given) if given else None
+            where = AuditFilter(wire=_choice(args, "provider", WIRE_NAMES),
+                                model=args.get("model") or None, tool=args.get("tool") or None,
+                                since=self._moment(args, "since"))
+            candidates = reader.digests(prefix) if prefix is not None else []
+            if prefix is not None and len(candidates) != 1:
+                rows = AuditRows(origins=[], deliveries=[])
+            else:
+                rows = reader.audit(AuditFilter(
+                    digest=candidates[0] if candidates else None, wire=where.wire,
+                    model=where.model, tool=where.tool, since=where.since))
+            return {"rows": rows, "shown": rows.deliveries[:AUDIT_SHOWN], "args": args,
+                    "wires": WIRE_NAMES, "prefix": prefix, "candidates": candidates}
+
+        return await self._page("audit.html", build, args=args)
+
+    async def capabilities(self, request: Request) -> Response:
+        def build(reader: Reader) -> dict[str, Any]:
+            return {"rows": capabilities(reader.of_kinds(["PlacementLearned"]))}
+
+        return await self._page("capabilities.html", build)
+
+    # --- rendering ------------------------------------------------------------------------------
+
+    async def _page(self, template: str,
+                    build: Callable[[Reader], dict[str, Any] | str],
+                    args: dict[str, str] | None = None) -> Response:
+        def render() -> Response:
+            try:
+                with self.record.reading() as reader:
+                    context = build(reader)
+            except Refused as refused:
+                return self._message(refused.status, str(refused), template, args)
+            except (FuseforksError, OSError) as error:
+                reason = str(error) if isinstance(error, FuseforksError) else \
+                    f"{self.record.location}: cannot read it ({error.strerror or error})"
+                return self._message(503, reason, template, args)
+            if isinstance(context, str):
+                return RedirectResponse(context, status_code=302)
+            return HTMLResponse(self._render(template, context))
+
+        return await anyio.to_thread.run_sync(render)
+
+    def _render(self, template: str, context: dict[str, Any]) -> str:
+        return self.templates.get_template(template).render(
+            source=str(self.record.location), **context)
+
+    def _message(self, status: int, reason: str, template: str,
+                 args: dict[str, str] | None) -> Response:
+        page = {"turns.html": "turns", "audit.html": "audit"}.get(template, "")
+        return HTMLResponse(self._render("message.html", {
+            "status": status, "reason": reason, "page": page, "args": args or {},
+            "wires": WIRE_NAMES, "stops": _STOPS}), status_code=status)
+
+    def _moment(self, args: dict[str, str], name: str) -> str | None:
+        text = args.get(name, "").strip()
+        return _parsed(lambda t: moment_key(t, self.now()), text, name) if text else None
+
+
+def _parsed(parse: Callable[[str], str], text: str, name: str = "digest") -> str:
+    try:
+        return parse(text)
+    except ValueError as error:
+        raise Refused(400, f"{name}: {error}.") from None
+
+
+def _choice(args: dict[str, str], name: str, allowed: tuple[str, ...]) -> str | None:
+    value = args.get(name) or None
+    if value is not None and value not in allowed:
+        raise Refused(400, f"{name}: {value!r} is not one of {', '.join(allowed)}.")
+    return value
+
+
+def _page_number(text: str | None) -> int:
+    try:
+        return max(int(text or 1), 1)
+    except ValueError:
+        raise Refused(400, f"page: {text!r} is not a page number.") from None

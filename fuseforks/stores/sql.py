@@ -1,0 +1,222 @@
+"""What both SQL stores do alike, written once: opening (an empty database, someone else's, a
+newer fuseforks's, an older layout), the pixel-guarded append, reading with upcasting, listing,
+and the audit in SQL.
+
+Each SQL store keeps only its connection and its dialect: `SqliteStore` (one file, one
+connection, WAL) and `PostgresStore` (a pool, commit-ordered following). A store says what it
+runs in its `Dialect` and gives the base three things: `_query` (one reading statement),
+`_insert` (one batch in one transaction, continuing the turn's stored tail) and `_build` (create
+the layout, or bring an older one to the current version).
+
+Each backend counts its own layout versions (`SQLITE_STORE_VERSION`, `POSTGRES_STORE_VERSION`):
+the tables, indexes and views of that backend, stamped as `store_version` in `fuseforks_meta`.
+It is not the events' schema version, which every event carries itself (`SCHEMA_VERSION`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import msgspec
+
+from fuseforks.core.errors import CorruptStoreError, NewerSchemaError, StoreError
+from fuseforks.events.codec import SCHEMA_VERSION, Envelope, stored_kinds
+from fuseforks.projections.audit import (
+    AuditFilter,
+    AuditRows,
+    DeliveryRow,
+    OriginRow,
+    with_clients,
+)
+from fuseforks.stores import audit_sql
+from fuseforks.stores.dialect import Dialect
+from fuseforks.stores.rows import envelopes, guarded_bodies, turn_envelopes
+from fuseforks.stores.store import EventStore, TurnInfo
+
+META = "fuseforks_meta"
+EVENTS = "events"
+_LISTED = 10
+"""Tables a refusal names at most."""
+
+
+class EmptyDatabase(CorruptStoreError):
+    """A database without a single table: no store yet."""
+
+
+class SqlStore(EventStore, ABC):
+    """An event store in an SQL database. `read_only`: never write anything; `append` is
+    refused, and an older layout is read as it is (its audit folded from the events when its
+    views cannot answer)."""
+
+    dialect: ClassVar[Dialect]
+    engine: ClassVar[str]
+    """The database's name in messages: SQLite, PostgreSQL."""
+    a_database: ClassVar[str]
+    """The same with its article: an SQLite database, a PostgreSQL database."""
+    newest: ClassVar[int]
+    """This backend's current layout version."""
+
+    name: str
+    read_only: bool
+    layout_version: int
+    """The table layout as found; below `newest` only for a store opened read-only."""
+
+    # --- what each SQL store gives: its connection ----------------------------------------------
+
+    @abstractmethod
+    def _query(self, doing: str, sql: str,
+               params: Sequence[Any] = ()) -> tuple[list[str], list[Any]]:
+        """Run one reading statement: its column names and rows, errors as the project's own."""
+
+    @abstractmethod
+    def _insert(self, batch: list[Envelope], bodies: list[str]) -> None:
+        """Store the batch (its events' bodies beside it) in one transaction, if it continues
+        the turn's stored tail (`ConcurrencyError` if not, storing nothing)."""
+
+    @abstractmethod
+    def _build(self, version: int) -> None:
+        """Create the layout (`version` 0) or bring it from `version` to `newest`."""
+
+    # --- opening --------------------------------------------------------------------------------
+
+    @classmethod
+    def inspect(cls, target: Any) -> int:
+        """The layout version of the store at `target`, read without writing anything: 0 when
+        there is no store yet (a database without tables), where opening for writing creates
+        one. Raises for a database fuseforks must not write to, or cannot reach."""
+        try:
+            with cls(target, read_only=True) as store:  # type: ignore[call-arg]
+                return store.layout_version
+        except EmptyDatabase:
+            return 0
+
+    def _open(self) -> None:
+        """Check what the database holds, then create or upgrade the layout (writing) or take
+        it as it is (read-only)."""
+        self.layout_version = self.newest
+        tables = [name for (name,) in self._fetch("open", self.dialect.tables)]
+        if not tables:
+            if self.read_only:
+                raise EmptyDatabase(f"{self.name}: an empty {self.engine} database, not a "
+                                    "fuseforks store; nothing was changed")
+            self._build(0)
+            return
+        version = self._layout(tables)
+        if version < self.newest:
+            if self.read_only:
+                self.layout_version = version
+                return
+            self._build(version)
+
+    def _layout(self, tables: Sequence[str]) -> int:
+        """The layout version of a database that has tables, or a one-line refusal: someone
+        else's database, a store from a newer fuseforks, an incomplete store."""
+        if META not in tables:
+            shown = ", ".join(repr(t) for t in tables[:_LISTED])
+            more = f" and {len(tables) - _LISTED} more" if len(tables) > _LISTED else ""
+            raise CorruptStoreError(
+                f"{self.name}: {self.a_database}, but not a fuseforks store (it has tables "
+                f"[{shown}]{more} and no {META}); nothing was changed")
+        rows = self._fetch("open", self.dialect.version)
+        version = int(rows[0][0]) if rows else 0
+        if version > self.newest:
+            raise NewerSchemaError(
+                f"{self.name}: store version {version} was written by a newer fuseforks "
+                f"(this one reads up to {self.newest}); nothing was changed")
+        if version < 1 or EVENTS not in tables:
+            raise CorruptStoreError(
+                f"{self.name}: incomplete fuseforks store (no events table); nothing was changed")
+        return version
+
+    def _fetch(self, doing: str, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return self._query(doing, sql, params)[1]
+
+    # --- the turn log and the record ------------------------------------------------------------
+
+    def append(self, envelopes: Sequence[Envelope]) -> None:
+        if self.read_only:
+            raise StoreError(f"{self.name}: opened read-only; nothing was changed")
+        batch = list(envelopes)
+        self._insert(batch, guarded_bodies(self.name, batch))
+
+    def read(self, turn_id: str, after: int = 0) -> list[Envelope]:
+        rows = self._fetch("read", self.dialect.read, [turn_id, after])
+        if after and any(version != SCHEMA_VERSION for _, version, _, _ in rows):
+            # Older events are upcast with their turn's context, which starts at seq 1.
+            return [e for e in self.read(turn_id) if e.seq > after]
+        return turn_envelopes(turn_id, rows)
+
+    def last_seq(self, turn_id: str) -> int:
+        rows = self._fetch("read", self.dialect.tail, [turn_id])
+        return int(rows[0][0]) if rows and rows[0][0] is not None else 0
+
+    def turns(self) -> list[TurnInfo]:
+        rows = self._fetch("list turns", self.dialect.turns)
+        return [TurnInfo(turn_id=t, events=n, first_at=a, last_at=b) for t, n, a, b in rows]
+
+    def conversation(self, conversation_id: str) -> list[Envelope]:
+        """The `TurnStarted` and `TurnEnded` of every turn of a conversation (by turn, in seq),
+        found through an index of turns by conversation."""
+        return envelopes(self._fetch("read", self.dialect.conversation, [conversation_id]))
+
+    def of_kinds(self, kinds: Sequence[str]) -> list[Envelope]:
+        """Every stored event of these kinds, oldest first: an index of the kinds as stored
+        finds them, under their older names too."""
+        if not kinds:
+            return []
+        stored = stored_kinds(kinds)
+        sql = self.dialect.of_kinds.format(marks=self.dialect.marks(len(stored)))
+        wanted = set(kinds)  # an older name asked for is no kind an event is read as
+        return [e for e in envelopes(self._fetch("read", sql, stored)) if e.kind in wanted]
+
+    # --- audit (SQL views over the same events; see fuseforks.projections.audit) -----------------
+
+    @property
+    def _audit_in_sql(self) -> bool:
+        """Whether the image index and the views can answer: not in an older layout (read-only)."""
+        return self.layout_version == self.newest
+
+    def audit(self, where: AuditFilter) -> AuditRows:
+        """The views answer origins and provider deliveries; the images sent to gateway clients
+        come from the `ResultSent` events, found through the index of kinds."""
+        if not self._audit_in_sql:
+            return super().audit(where)
+        origins = self.image_origins(where.digest) if where.digest is not None else []
+        return with_clients(AuditRows(origins=origins, deliveries=self._deliveries(where)),
+                            self.of_kinds(["ResultSent"]), where)
+
+    def image_origins(self, digest: str) -> list[OriginRow]:
+        if not self._audit_in_sql:
+            return super().image_origins(digest)
+        sql, params = audit_sql.origins_by_digest(digest, self.dialect)
+        return msgspec.convert(self._rows(sql, params), list[OriginRow])
+
+    def image_deliveries(self, *, digest: str | None = None, wire: str | None = None,
+                         model: str | None = None, tool: str | None = None,
+                         since: str | None = None) -> list[DeliveryRow]:
+        where = AuditFilter(digest=digest, wire=wire, model=model, tool=tool, since=since)
+        if not self._audit_in_sql:
+            return super().audit(where).deliveries
+        return self._deliveries(where)
+
+    def _deliveries(self, where: AuditFilter) -> list[DeliveryRow]:
+        sql, params = audit_sql.deliveries_where(where, self.dialect)
+        rows = self._rows(sql, params)
+        for row in rows:
+            row["stripped"] = bool(row["stripped"])
+        found = msgspec.convert(rows, list[DeliveryRow])
+        if where.since is None or self.dialect.since_in_sql:
+            return found
+        return [row for row in found if where.keeps(row)]
+
+    def digests(self, prefix: str) -> list[str]:
+        if not self._audit_in_sql:
+            return super().digests(prefix)
+        sql, params = audit_sql.digests_with_prefix(prefix, self.dialect)
+        return [digest for (digest,) in self._fetch("audit", sql, params)]
+
+    def _rows(self, sql: str, params: list[str]) -> list[dict[str, object]]:
+        names, rows = self._query("audit", sql, params)
+        return [dict(zip(names, row, strict=True)) for row in rows]

