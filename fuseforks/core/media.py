@@ -67,6 +67,7 @@ class ImageLimits(msgspec.Struct, frozen=True, kw_only=True):
 ENGINE_LIMITS = ImageLimits()
 """The limits of every turn the engine runs."""
 
+
 def base64_size(size: int) -> int:
     """Characters of the base64 text of `size` bytes (padded), as MCP carries image data."""
     return 4 * -(-size // 3)
@@ -100,6 +101,7 @@ class ResultLimits(msgspec.Struct, frozen=True, kw_only=True):
                                       else self.max_tokens * CHARS_PER_TOKEN)
                   if limit is not None]
         return min(limits) if limits else None
+
 
 MEDIA_TYPES = {"JPEG": "image/jpeg", "WEBP": "image/webp"}
 """Format name -> the media type fuseforks sends it as (PNG is always re-encoded)."""

@@ -59,6 +59,7 @@ deleted). A signal or `cancelled`: the gateway stopped while the client was stil
 LANGUAGES: tuple[Language, ...] = get_args(Language)
 WIRE_NAMES: tuple[WireName, ...] = get_args(WireName)
 STOP_REASONS: tuple[StopReason, ...] = get_args(StopReason)
+SESSION_END_CAUSES: tuple[SessionEndCause, ...] = get_args(SessionEndCause)
 DROP_REASONS: tuple[DropReason, ...] = get_args(DropReason)
 
 DEFAULT_MAX_ROUNDS = 8
