@@ -13,7 +13,6 @@ per conversation); turns of different conversations run concurrently.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -33,6 +32,7 @@ from fuseforks.agent.stream import TurnStream
 from fuseforks.bus.bus import Bus, Subscriber, SubscriberFailure
 from fuseforks.bus.subscribers import LogWriter, StoreWriter
 from fuseforks.core.errors import FuseforksError, NothingToTakeOver
+from fuseforks.core.hosts import is_loopback_host
 from fuseforks.core.names import (
     InterruptCause,
     Placement,
@@ -95,13 +95,7 @@ class Conversation:
 
 def is_loopback(base_url: str | None) -> bool:
     """The address is on this machine (127.0.0.0/8, ::1, localhost): local servers take no key."""
-    host = urlsplit(base_url or "").hostname or ""
-    if host.rstrip(".") == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return is_loopback_host(urlsplit(base_url or "").hostname or "")
 
 
 def server_configs(mcp: McpServers) -> list[ServerConfig]:

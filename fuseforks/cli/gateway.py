@@ -14,8 +14,9 @@ import click
 from fuseforks.cli.options import read_mcp_config
 from fuseforks.cli.sources import STORE, Location, check_file_target, check_store_target
 from fuseforks.core.errors import FuseforksError
+from fuseforks.core.hosts import is_loopback_host
 from fuseforks.core.names import LANGUAGES, Language
-from fuseforks.gateway.http import TOKEN_ENV, is_loopback
+from fuseforks.gateway.http import TOKEN_ENV
 from fuseforks.gateway.names import TOOL_NAMINGS, ToolNaming
 from fuseforks.gateway.profiles import CODE_TOKENS_ENV, PROFILE_NAMES, LimitOverrides
 from fuseforks.gateway.serve import Gateway, GatewayOptions, HttpOptions
@@ -124,7 +125,7 @@ def gateway(config_file: Path, address: str | None, profile: str, max_edge: int 
     if address is not None:
         host, port = _address(address)
         token = _token(token_file)
-        if token is None and not is_loopback(host):
+        if token is None and not is_loopback_host(host):
             raise click.ClickException(
                 f"--http {address}: any address but a loopback one needs a bearer token: set "
                 f"{TOKEN_ENV} or give --token-file (never on the command line)")

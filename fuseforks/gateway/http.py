@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import ipaddress
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
@@ -35,21 +34,13 @@ from pydantic import AnyHttpUrl
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from fuseforks.core.errors import FuseforksError
+from fuseforks.core.hosts import is_loopback_host
 
 logger = logging.getLogger("fuseforks.gateway")
 PATH = "/mcp"
 TOKEN_ENV = "FUSEFORKS_GATEWAY_TOKEN"
 LOCAL_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
 LOCAL_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 class StaticToken:
@@ -67,7 +58,7 @@ class StaticToken:
 def security(host: str, port: int, allow_hosts: Sequence[str],
              allow_origins: Sequence[str]) -> TransportSecuritySettings:
     """Which `Host` and `Origin` headers are accepted (see the module docstring)."""
-    if is_loopback(host):
+    if is_loopback_host(host):
         return TransportSecuritySettings(allowed_hosts=[*LOCAL_HOSTS, *allow_hosts],
                                          allowed_origins=[*LOCAL_ORIGINS, *allow_origins])
     if host in ("0.0.0.0", "::") and not allow_hosts:
