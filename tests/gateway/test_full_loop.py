@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,23 +15,15 @@ import pytest
 from fuseforks.events.types import ImagesNormalized, ResultSent, SessionStarted
 from tests.gateway.conftest import REPO, camera, recorded
 from tests.helpers import processes
+from tests.helpers.simulator import simulator as camera_calls
 
 KEY = "sk-gateway-loop-0117"
 
 
 @pytest.fixture(scope="module")
 def simulator() -> Iterator[str]:
-    process = processes.spawn(
-        [sys.executable, "-m", "fuseforks", "simulator", "--port", "0",
-         "--call", "nik__live_view_image"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert process.stdout is not None
-    first = process.stdout.readline().strip()
-    assert first.startswith("simulator: listening on "), first
-    yield first.removeprefix("simulator: listening on ")
-    process.terminate()
-    process.wait(timeout=60)
-    process.stdout.close()
+    with camera_calls("--call", "nik__live_view_image") as url:
+        yield url
 
 
 def run_turn(folder: Path, servers: dict[str, object], simulator: str) -> list[str]:
