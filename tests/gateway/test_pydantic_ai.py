@@ -33,6 +33,11 @@ from tests.gateway.conftest import (
 from tests.gateway.pictures import small_jpeg
 from tests.helpers import processes
 
+LAST_RESORT_S = 120
+"""How long the client waits for the gateway's `initialize` answer: a last resort for a busy
+machine, never a verdict on speed (pydantic-ai's own 5 s failed a loaded test run while the
+gateway process was still importing)."""
+
 
 def calls(tool: str) -> FunctionModel:
     """A model that calls `tool` once, then answers with the names of the tools it was offered."""
@@ -63,7 +68,8 @@ async def test_pydantic_ai_over_stdio_gets_the_screenshot_within_its_profile(
     db = tmp_path / "g.db"
     command = processes.leashed(gateway_command(config, "--db", str(db), "--profile",
                                                 "claude-desktop"))
-    toolset = MCPToolset(StdioTransport(command=command[0], args=command[1:], cwd=str(REPO)))
+    toolset = MCPToolset(StdioTransport(command=command[0], args=command[1:], cwd=str(REPO)),
+                         init_timeout=LAST_RESORT_S)
     offered, [image] = await run(toolset, "shots__screen")
     assert "shots__screen" in offered.split(",")
     assert image.media_type == "image/jpeg"
@@ -78,7 +84,8 @@ async def test_pydantic_ai_over_http_gets_the_screenshot(tmp_path: Path) -> None
     config = write_config(tmp_path, shots=shots())
     db = tmp_path / "g.db"
     with http_gateway(config, "--db", str(db)) as gateway:
-        _, [image] = await run(MCPToolset(gateway.url), "shots__small")
+        _, [image] = await run(MCPToolset(gateway.url, init_timeout=LAST_RESORT_S),
+                               "shots__small")
         assert gateway.stop(signal.SIGTERM) == 143
     assert image.data == small_jpeg()
     [session] = recorded(db)
