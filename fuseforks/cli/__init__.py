@@ -46,6 +46,8 @@ COMMANDS: dict[str, Entry] = {
                   "Run the offline demo: seven wires and an image-refusing model."),
     "export": Entry("fuseforks.cli.transfer:export",
                     "Write the turns of a store as a JSON Lines stream."),
+    "gateway": Entry("fuseforks.cli.gateway:gateway",
+                     "Stand in front of MCP servers for any MCP client, with the image rules."),
     "image": Entry("fuseforks.cli.image:image",
                    "Look at images the way the engine will send them."),
     "import": Entry("fuseforks.cli.transfer:import_",

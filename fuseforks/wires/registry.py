@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from collections.abc import Mapping
 from functools import partial
 from urllib.parse import urlsplit
 
 from fuseforks.core.errors import MissingKey
+from fuseforks.core.hosts import is_loopback_host
 from fuseforks.core.names import WIRE_NAMES, WireName, parse_wire
 from fuseforks.wires import anthropic, gemini, openai_compat, responses
 from fuseforks.wires.base import Endpoint, Streaming, Wire
@@ -68,13 +68,7 @@ def get_wire(name: str) -> Wire:
 
 def is_local(base_url: str | None) -> bool:
     """The address is on this machine (127.0.0.0/8, ::1, localhost)."""
-    host = urlsplit(base_url or "").hostname or ""
-    if host.rstrip(".") == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return is_loopback_host(urlsplit(base_url or "").hostname or "")
 
 
 def resolve_endpoint(name: WireName, base_url: str | None = None, api_key: str | None = None,

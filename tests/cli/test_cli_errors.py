@@ -532,6 +532,21 @@ CASES: dict[str, Case] = {
                   "(byte 4))"),
     "mcp call without tool": Case("mcp", lambda f: ["mcp", "call"], 2,
                                   lambda f: usage("mcp call", "missing TOOL.")),
+    # --- gateway
+    "gateway no config": Case("gateway", lambda f: ["gateway"], 2,
+                              lambda f: usage("gateway", "Missing option '--config'.")),
+    "gateway missing config": Case(
+        "gateway", lambda f: ["gateway", "--config", str(f.missing)], 2,
+        lambda f: missing_file("gateway", "--config", f.missing)),
+    "gateway config notes": Case(
+        "gateway", lambda f: ["gateway", "--config", str(f.notes)], 1,
+        lambda f: f"Error: {f.notes}: not valid JSON (JSON is malformed: invalid character "
+                  "(byte 4))"),
+    "audit client and provider": Case(
+        "audit", lambda f: ["audit", str(f.store), "--client", "claude-code", "--provider",
+                            "gemini"], 2,
+        lambda f: usage("audit", "--client names a gateway client: it cannot be combined with "
+                                 "--provider or --model.")),
     # --- cluster
     "cluster no workers": Case("cluster", lambda f: ["cluster", "--workers", "0"], 2,
                                lambda f: usage("cluster", "Invalid value for '--workers': 0 is "

@@ -18,23 +18,15 @@ import pytest
 
 from fuseforks.stores.sqlite import SqliteStore
 from tests.helpers import processes
+from tests.helpers.simulator import simulator as camera_calls
 
 KEY = "sk-run-cli-sentinel-0451"
 
 
 @pytest.fixture(scope="module")
 def simulator() -> Iterator[str]:
-    process = processes.spawn(
-        [sys.executable, "-m", "fuseforks", "simulator", "--port", "0",
-         "--call", "nik__live_view_image"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert process.stdout is not None
-    first = process.stdout.readline().strip()
-    assert first.startswith("simulator: listening on "), first
-    yield first.removeprefix("simulator: listening on ")
-    process.terminate()
-    process.wait(timeout=10)
-    process.stdout.close()
+    with camera_calls("--call", "nik__live_view_image") as url:
+        yield url
 
 
 def run(tmp_path: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
