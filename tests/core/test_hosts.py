@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from fuseforks.agent.agent import is_loopback
 from fuseforks.core.hosts import is_loopback_host
+from fuseforks.wires.registry import is_local
 
 
 @pytest.mark.parametrize(("host", "own"), [
@@ -20,6 +20,6 @@ def test_only_this_machines_addresses_are_loopback(host: str, own: bool) -> None
 
 
 def test_a_base_url_is_loopback_by_its_host() -> None:
-    assert [is_loopback(url) for url in ("http://127.0.0.1:8000/v1", "http://[::1]:9/v1",
+    assert [is_local(url) for url in ("http://127.0.0.1:8000/v1", "http://[::1]:9/v1",
                                          "http://localhost./v1", "https://llm.example.com/v1",
                                          None)] == [True, True, True, False, False]
