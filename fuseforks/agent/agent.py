@@ -8,7 +8,8 @@ lifetimes: enter it with `async with`, run turns, leave it. Whatever it was give
 A turn belongs to a conversation. `run(request, conversation=...)` sends the conversation's
 earlier exchanges — request and final answer, text only — within the history budget, and the
 turn's record holds exactly what it sent. Turns of one conversation run one after another (a lock
-per conversation); turns of different conversations run concurrently.
+per conversation, kept only while one of its turns runs or waits); turns of different
+conversations run concurrently.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 
+from fuseforks.agent.locks import ConversationLocks
 from fuseforks.agent.progress import Progress, ProgressModel, ProgressTools
 from fuseforks.agent.result import TurnResult, turn_result
 from fuseforks.agent.secrets import known_secrets
@@ -146,7 +148,7 @@ class Agent(anyio.AsyncContextManagerMixin):
         self._clock = clock
         self._known: list[Capability] = []
         self._tracer_provider = tracer_provider
-        self._locks: dict[str, anyio.Lock] = {}
+        self._locks = ConversationLocks()
         self._running: set[Turn] = set()
         self._store: EventStore | None = None
         self._bus: Bus | None = None
@@ -223,8 +225,7 @@ class Agent(anyio.AsyncContextManagerMixin):
             conversation_id = conversation.id
         else:
             conversation_id = conversation or self.conversation().id
-        lock = self._locks.setdefault(conversation_id, anyio.Lock())
-        async with lock:
+        async with self._locks.hold(conversation_id):
             settings = self.settings
             exchanges, dropped = history(await self.conversation_turns(conversation_id),
                                          settings.history)
@@ -272,8 +273,7 @@ class Agent(anyio.AsyncContextManagerMixin):
         started = recorded[0].event
         conversation_id = started.conversation_id if isinstance(started, TurnStarted) else ""
         model, port = self._ports(live, tools)
-        lock = self._locks.setdefault(conversation_id or turn_id, anyio.Lock())
-        async with lock:
+        async with self._locks.hold(conversation_id or turn_id):
             bus.forget(turn_id)  # whatever failed before, the turn goes on from its record
             turn = resume(recorded, model, port, worker=worker or self.settings.name,
                           publish=bus.publish, clock=self._clock)
