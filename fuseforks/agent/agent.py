@@ -74,9 +74,17 @@ McpServers = str | Path | Mapping[str, Any] | Sequence[ServerConfig] | None
 class Conversation:
     """A conversation of an agent: run turns in it; its turns are read back from the store."""
 
-    def __init__(self, agent: Agent, conversation_id: str) -> None:
+    def __init__(self, agent: Agent, conversation_id: str, *, new: bool = False) -> None:
         self.agent = agent
         self.id = conversation_id
+        self._new = new
+        """The agent made this id and no turn of it has started yet: the store holds nothing of
+        it, and its first turn need not read its history."""
+
+    def _start_turn(self) -> bool:
+        """Whether the turn starting now is the conversation's first (called under its lock)."""
+        first, self._new = self._new, False
+        return first
 
     async def run(self, request: str, *, on_text: OnText | None = None) -> TurnResult:
         return await self.agent.run(request, conversation=self, on_text=on_text)
@@ -203,7 +211,9 @@ class Agent(anyio.AsyncContextManagerMixin):
 
     def conversation(self, conversation_id: str | None = None) -> Conversation:
         """A new conversation, or the one with `conversation_id` (continued from the store)."""
-        return Conversation(self, conversation_id or f"conv-{uuid.uuid4().hex}")
+        if conversation_id:
+            return Conversation(self, conversation_id)
+        return Conversation(self, f"conv-{uuid.uuid4().hex}", new=True)
 
     async def conversation_turns(self, conversation_id: str) -> list[ConversationTurn]:
         store = self._require(self._store)
@@ -221,14 +231,16 @@ class Agent(anyio.AsyncContextManagerMixin):
         is the same as without them."""
         bus, tools, live = self._require(self._bus), self._require(self._tools), self._live
         assert live is not None
-        if isinstance(conversation, Conversation):
-            conversation_id = conversation.id
-        else:
-            conversation_id = conversation or self.conversation().id
+        if not isinstance(conversation, Conversation):
+            conversation = self.conversation(conversation)
+        conversation_id = conversation.id
         async with self._locks.hold(conversation_id):
             settings = self.settings
-            exchanges, dropped = history(await self.conversation_turns(conversation_id),
-                                         settings.history)
+            # A conversation this agent just made has no turns to read: its first turn starts
+            # without a store read (a read of every turn's start, on a store that keeps many).
+            earlier = [] if conversation._start_turn() else await self.conversation_turns(
+                conversation_id)
+            exchanges, dropped = history(earlier, settings.history)
             spec = TurnSpec(placement=self._start_placement(live),
                             agent=settings.name, request=request, language=settings.language,
                             system=settings.system, max_rounds=settings.max_rounds,
