@@ -143,10 +143,14 @@ def machine() -> str:
 @click.option("--phase", "phases", multiple=True,
               type=click.Choice(["turns", "flight", "imports", "memory", "ttft"]),
               help="Run only these phases (all by default).")
+@click.option("--only", multiple=True, type=click.Choice([row.key for row in MEMORY_ROWS]),
+              help="Run only these rows (every row by default; ratios need the floor's).")
 def main(turns: int, inflight: int, latency: float, memory_turns: int, trace: int,
-         phases: tuple[str, ...]) -> None:
+         phases: tuple[str, ...], only: tuple[str, ...]) -> None:
     """Measure fuseforks beside the peer frameworks and the floor; print Markdown tables."""
     chosen = set(phases) or {"turns", "flight", "imports", "memory", "ttft"}
+    rows = [row for row in ROWS if not only or row.key in only]
+    memory_rows = [row for row in MEMORY_ROWS if not only or row.key in only]
     warmup = max(2, turns // 8)
     memory_turns = memory_turns or 25 * turns
     block = max(1, memory_turns // 20)
@@ -156,33 +160,33 @@ def main(turns: int, inflight: int, latency: float, memory_turns: int, trace: in
         stores = Stores(Path(folder))
         try:
             if "turns" in chosen:
-                figures = with_workers(ROWS, stores, 0.0, lambda workers, simulator: warm_turns(
+                figures = with_workers(rows, stores, 0.0, lambda workers, simulator: warm_turns(
                     workers, simulator, warmup, turns, stores.database_pids()))
                 print("\n### Warm turns, one after another\n")
-                print(turns_table(ROWS, figures))
+                print(turns_table(rows, figures))
                 print("\nWhere the rest of each turn's CPU went (per turn):\n")
-                print(infrastructure_table(ROWS, figures), flush=True)
+                print(infrastructure_table(rows, figures), flush=True)
             flight: dict[str, Figures] = {}
             if "flight" in chosen:
                 rounds = max(2, turns // 16)
-                flight = with_workers(ROWS, stores, latency, lambda workers, _: in_flight(
+                flight = with_workers(rows, stores, latency, lambda workers, _: in_flight(
                     workers, inflight, rounds, 4 * inflight))
                 print(f"\n### {inflight} turns in flight, the simulator answering after "
                       f"{latency * 1000:.0f} ms ({rounds} bursts of {4 * inflight} turns)\n")
-                print(flight_table(ROWS, flight), flush=True)
+                print(flight_table(rows, flight), flush=True)
             if "imports" in chosen:
                 print("\n### Imports, in a fresh process\n")
-                print(imports_table(ROWS, imports(ROWS, max(3, turns // 8))), flush=True)
+                print(imports_table(rows, imports(rows, max(3, turns // 8))), flush=True)
             if "memory" in chosen:
-                grown = with_workers(MEMORY_ROWS, stores, 0.0, lambda workers, _: memory(
+                grown = with_workers(memory_rows, stores, 0.0, lambda workers, _: memory(
                     workers, max(block, memory_turns // 10), memory_turns, block, trace))
                 print(f"\n### Memory over {memory_turns} turns after a warm-up, RSS every "
                       f"{block} turns (each turn a new conversation unless it says otherwise)\n")
-                print(memory_table(MEMORY_ROWS, grown))
-                for row in MEMORY_ROWS:
+                print(memory_table(memory_rows, grown))
+                for row in memory_rows:
                     for line in grown[row.key].notes:
                         print(f"    {row.key}: {line}")
-                print("\n" + "\n".join(memory_goals(MEMORY_ROWS, grown)), flush=True)
+                print("\n" + "\n".join(memory_goals(memory_rows, grown)), flush=True)
             measured: list[dict[str, dict[str, float]]] = []
             if "ttft" in chosen:
                 first = time_to_first_token(max(10, turns), max(2, turns // 8))
@@ -194,7 +198,7 @@ def main(turns: int, inflight: int, latency: float, memory_turns: int, trace: in
                     print(ttft_table(measured))
             if "turns" in chosen:
                 print("\n### Goals (medians against the floor)\n")
-                print("\n".join(goals(ROWS, figures, flight, measured)))
+                print("\n".join(goals(rows, figures, flight, measured)))
         finally:
             stores.close()
 
