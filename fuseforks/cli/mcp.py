@@ -24,6 +24,7 @@ import anyio
 import click
 import msgspec
 
+from fuseforks.core.media import format_name
 from fuseforks.core.names import LANGUAGES, Language
 from fuseforks.core.texts import format_size
 from fuseforks.events.privacy import elide_base64
@@ -40,8 +41,6 @@ from fuseforks.mcp import (
 )
 from fuseforks.mcp.config import tool_prefix
 from fuseforks.ports.tools import ToolOutput
-
-_OUT_FORMATS = {"image/jpeg": "JPEG", "image/webp": "WEBP"}
 
 
 class ImageRow(msgspec.Struct):
@@ -81,7 +80,7 @@ def _quiet_logs() -> None:
 
 
 def _image_line(number: int, image: NormalizedImage) -> str:
-    fmt = _OUT_FORMATS.get(image.media_type, image.media_type)
+    fmt = format_name(image.media_type)
     how = (
         "passed through"
         if image.path == "pass_through"
@@ -144,7 +143,7 @@ def report(output: ToolOutput) -> CallReport:
         images=[
             ImageRow(
                 index=n,
-                format=_OUT_FORMATS.get(i.media_type, i.media_type),
+                format=format_name(i.media_type),
                 width=i.width,
                 height=i.height,
                 size=i.size,

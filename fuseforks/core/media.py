@@ -34,8 +34,8 @@ INPUT_MAX_BYTES = 64 * 1024 * 1024
 JPEG_QUALITY = 85
 """Quality of every JPEG fuseforks writes (re-encode, the WebP-to-JPEG resend)."""
 
-MEDIA_TYPES = {"JPEG": "image/jpeg", "WEBP": "image/webp"}
-"""Format name -> the media type fuseforks sends it as (PNG is always re-encoded)."""
+MEDIA_TYPES = {"JPEG": "image/jpeg", "WEBP": "image/webp", "PNG": "image/png"}
+"""Format name -> the media type fuseforks sends it as (every wire takes all three)."""
 FORMAT_NAMES = {media_type: name for name, media_type in MEDIA_TYPES.items()}
 """Media type -> the format name a person reads in the display line and in replay."""
 

@@ -1,6 +1,11 @@
-"""The re-encode path: decode, shrink the long edge to 1568, flatten on white, JPEG quality 85.
+"""The re-encode path: decode, shrink the long edge to 1568, flatten on white, then encode as
+`fuseforks.images.encoding` decides (lossless WebP for a graphic, JPEG quality 85 for a photo).
 
-Before anything is decoded, the decode budget (`DECODE_MAX_PIXELS`, half of it for WebP) is
+The first frame of an animation (GIF, APNG, WebP, AVIF), the first page of a TIFF and the largest
+image of an ICO are what is decoded; how many frames or pages there were is returned, so the
+model can be told.
+
+Before anything is decoded, the decode budget (`DECODE_MAX_PIXELS`, half of it for WebP and AVIF) is
 checked against the pixels the decoder would produce (`decoded_size`: a JPEG at its reduced
 `draft` scale, every other format in full), so memory stays bounded for every accepted input.
 
@@ -14,16 +19,13 @@ applied last, on the small image.
 from __future__ import annotations
 
 import io
+from typing import NamedTuple
 
 from PIL import Image, ImageChops, ImageCms
 
-from fuseforks.core.media import (
-    DECODE_MAX_EDGE_PX,
-    DECODE_MAX_PIXELS,
-    JPEG_QUALITY,
-    MAX_EDGE_PX,
-    WEBP_DECODE_MAX_PIXELS,
-)
+from fuseforks.core.media import DECODE_MAX_EDGE_PX, MAX_EDGE_PX
+from fuseforks.images.encoding import encode_for_model
+from fuseforks.images.formats import decode_budget
 from fuseforks.images.probe import damaged_ancillary_png_chunks
 
 # Pillow refuses (or warns about) images above MAX_IMAGE_PIXELS in Image.open. Our own guard
@@ -82,7 +84,7 @@ class DeclaredTooLarge(ValueError):
 
 def decoded_size(fmt: str, width: int, height: int) -> tuple[int, int]:
     """The size the decoder produces for an image declared `width` x `height`: a JPEG decodes at
-    the reduced scale (1/2, 1/4 or 1/8) that still covers the sent size (`draft`); PNG and WebP
+    the reduced scale (1/2, 1/4 or 1/8) that still covers the sent size (`draft`); the other
     decoders have no reduced scale and produce every declared pixel."""
     if fmt != "JPEG":
         return width, height
@@ -95,7 +97,7 @@ def decoded_size(fmt: str, width: int, height: int) -> tuple[int, int]:
 def over_decode_budget(fmt: str, width: int, height: int) -> str | None:
     """Why decoding this image would need more memory than fuseforks allows, or None."""
     w, h = decoded_size(fmt, width, height)
-    budget = WEBP_DECODE_MAX_PIXELS if fmt == "WEBP" else DECODE_MAX_PIXELS
+    budget = decode_budget(fmt)
     if w * h <= budget:
         return None
     return (
@@ -104,8 +106,17 @@ def over_decode_budget(fmt: str, width: int, height: int) -> str | None:
     )
 
 
-def reencode(data: bytes, fmt: str) -> tuple[bytes, int, int]:
-    """JPEG q85 bytes and their size. Raises on anything Pillow cannot decode whole.
+class Reencoded(NamedTuple):
+    data: bytes
+    width: int
+    height: int
+    media_type: str
+    frames: int
+    """Frames (or pages) the source had; only the first is sent."""
+
+
+def reencode(data: bytes, fmt: str) -> Reencoded:
+    """The bytes to send, their size and type. Raises on anything Pillow cannot decode whole.
 
     Memory: each full-size intermediate is released as soon as the next one exists, so the peak
     is two full-size buffers at most (the decoded image and one converted copy)."""
@@ -119,8 +130,9 @@ def reencode(data: bytes, fmt: str) -> tuple[bytes, int, int]:
         budget = over_decode_budget(fmt, width, height)
         if budget is not None:
             raise DeclaredTooLarge(budget)
-        if getattr(im, "n_frames", 1) > 1:
-            im.seek(0)  # animated: the first frame only
+        frames = getattr(im, "n_frames", 1)
+        if frames > 1:
+            im.seek(0)  # animated or paged: the first frame only
         size = target_size(*im.size)
         if fmt == "JPEG" and size != im.size:
             im.draft(None, size)
@@ -137,9 +149,8 @@ def reencode(data: bytes, fmt: str) -> tuple[bytes, int, int]:
             rgb = rgb.transpose(step)
         if icc and not cmyk:
             rgb = _to_srgb(rgb, icc)
-    out = io.BytesIO()
-    rgb.save(out, "JPEG", quality=JPEG_QUALITY)
-    return out.getvalue(), rgb.width, rgb.height
+    encoded = encode_for_model(rgb)
+    return Reencoded(encoded.data, rgb.width, rgb.height, encoded.media_type, frames)
 
 
 def _orientation(im: Image.Image) -> int:

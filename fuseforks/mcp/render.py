@@ -39,6 +39,7 @@ from mcp.types import (
 
 from fuseforks.core.names import Language
 from fuseforks.core.texts import texts
+from fuseforks.images.formats import PAGED_FORMATS
 from fuseforks.images.normalize import normalize_result_images, normalize_result_images_async
 from fuseforks.images.types import ResultImages
 from fuseforks.ports.tools import ToolOutput, error_text
@@ -91,11 +92,14 @@ def _assemble(split: _Split, result: ResultImages, is_error: bool, language: Lan
             body = t.image_only(len(result.kept))
         elif not result.dropped:
             body = t.empty_result()
+    dropped = {d.index for d in result.dropped}
+    kept_at = [i for i in range(len(split.images)) if i not in dropped]
     notes = [t.dropped_note(d.reason, d.index) for d in result.dropped]
+    notes += [t.first_frame_note(at, image.frames, paged=image.source_format in PAGED_FORMATS)
+              for at, image in zip(kept_at, result.kept, strict=True) if image.frames > 1]
     text = "\n".join([body, *notes] if body else notes)
     if is_error:
         text = error_text(text, language)
-    dropped = {d.index for d in result.dropped}
     positions = [p for index, p in enumerate(split.positions) if index not in dropped]
     lead = len(error_text("", language)) if is_error else 0
     offsets = [lead + len("\n".join(split.parts[:p])) if split.parts else 0 for p in positions]

@@ -26,6 +26,8 @@ def every_text(t: Texts) -> list[str]:
         t.non_text_note("audio"),
         t.non_text_note("resource"),
         *(t.dropped_note(reason, 0) for reason in REASONS),  # type: ignore[arg-type]
+        t.first_frame_note(0, 3, paged=False),
+        t.first_frame_note(0, 3, paged=True),
         t.carrier_caption("camera", 1),
         t.carrier_caption("camera", 2),
         t.omitted_note(),
@@ -52,6 +54,7 @@ def test_each_language_has_every_text_and_they_are_its_own() -> None:
         "tool_error_prefix",
         "non_text_note",
         "dropped_note",
+        "first_frame_note",
         "carrier_caption",
         "omitted_note",
         "not_sent_note",
@@ -108,6 +111,9 @@ def test_english_texts() -> None:
     )
     assert t.dropped_note("unreadable", 1) == "(image 2 was not sent: it could not be read)"
     assert t.dropped_note("too_large", 2) == "(image 3 was not sent: it is too large)"
+    assert t.first_frame_note(1, 12, paged=False) == (
+        "(image 2 is the first frame of an animation of 12 frames)")
+    assert t.first_frame_note(0, 3, paged=True) == "(image 1 is the first page of 3 pages)"
 
 
 def test_japanese_texts_are_the_measured_originals() -> None:

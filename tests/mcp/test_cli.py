@@ -36,15 +36,19 @@ def test_call_prints_the_text_then_one_line_per_image() -> None:
 def test_call_reports_re_encoding_and_drops() -> None:
     code, out, _ = run("mcp", "call", "--", PY, str(SERVERS / "content.py"), "gif")
     assert code == 0
+    assert out.splitlines()[:2] == [
+        "an animation", "(image 1 is the first frame of an animation of 3 frames)"]
+    assert out.splitlines()[2].startswith("image 1: WEBP 40x30 ")
+    code, out, _ = run("mcp", "call", "--", PY, str(SERVERS / "content.py"), "svg")
+    assert code == 0
     assert out == (
-        "an animation\n"
         "(image 1 was not sent: its format is not supported)\n"
-        "dropped image 1: GIF unsupported_format (GIF is not carried)\n"
+        "dropped image 1: SVG unsupported_format (SVG is not carried)\n"
     )
     code, out, _ = run("mcp", "call", "--", PY, str(SERVERS / "content.py"), "png_alpha")
     lines = out.splitlines()
     assert lines[0] == "(1 image)"
-    assert lines[1].startswith("image 1: JPEG 200x100 ")
+    assert lines[1].startswith("image 1: WEBP 200x100 ")
     assert lines[1].endswith(" re-encoded from PNG 1 KB")
 
 

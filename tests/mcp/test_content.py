@@ -77,7 +77,7 @@ async def test_png_with_alpha_is_re_encoded_onto_white(hub: ToolHub) -> None:
     (image,) = output.images
     assert (image.path, image.media_type, image.source_format) == (
         "re_encoded",
-        "image/jpeg",
+        "image/webp",  # two colours: a graphic, sent as lossless WebP
         "PNG",
     )
     decoded = Image.open(io.BytesIO(image.data)).convert("RGB")
@@ -88,12 +88,34 @@ async def test_png_with_alpha_is_re_encoded_onto_white(hub: ToolHub) -> None:
     assert right[2] >= 240 and right[0] <= 10 and right[1] <= 10
 
 
-async def test_gif_is_dropped_as_unsupported_with_a_note(hub: ToolHub) -> None:
+async def test_an_animated_gif_sends_its_first_frame_and_says_how_many_there_were(
+    hub: ToolHub,
+) -> None:
     output = await hub.call("content__gif", {}, "en")
-    assert output.text == "an animation\n(image 1 was not sent: its format is not supported)"
-    assert output.images == []
+    assert output.text == (
+        "an animation\n(image 1 is the first frame of an animation of 3 frames)"
+    )
+    (image,) = output.images
+    assert (image.source_format, image.path, image.width, image.height, image.frames) == (
+        "GIF", "re_encoded", 40, 30, 3)
+    assert Image.open(io.BytesIO(image.data)).convert("RGB").getpixel((20, 15)) == (255, 0, 0)
+    assert (await hub.call("content__gif", {}, "ja")).text == (
+        "an animation\n（1 枚目の画像は 3 コマのアニメーションの最初のコマです）")
+
+
+async def test_tiff_pages_and_bmp_are_carried(hub: ToolHub) -> None:
+    output = await hub.call("content__tiff_and_bmp", {}, "en")
+    assert output.text == "(2 images)\n(image 1 is the first page of 2 pages)"
+    assert [(i.source_format, i.width, i.height, i.frames) for i in output.images] == [
+        ("TIFF", 60, 20, 2), ("BMP", 24, 16, 1)]
+    assert output.dropped == []
+
+
+async def test_svg_stays_unsupported_with_a_note(hub: ToolHub) -> None:
+    output = await hub.call("content__svg", {}, "en")
+    assert output.text == "(image 1 was not sent: its format is not supported)"
     assert [(d.reason, d.index, d.source_format) for d in output.dropped] == [
-        ("unsupported_format", 0, "GIF")
+        ("unsupported_format", 0, "SVG")
     ]
 
 

@@ -64,8 +64,20 @@ def png_alpha() -> CallToolResult:
 
 @server.tool()
 def gif() -> CallToolResult:
-    """A GIF: recognised but not carried."""
+    """An animated GIF of three frames."""
     return _result(TextContent(text="an animation"), _image(pictures.gif(), "image/gif"))
+
+
+@server.tool()
+def tiff_and_bmp() -> CallToolResult:
+    """A TIFF of two pages and a BMP, as FastMCP's `Image(format=...)` sends them."""
+    return _result(_image(pictures.tiff(), "image/tiff"), _image(pictures.bmp(), "image/bmp"))
+
+
+@server.tool()
+def svg() -> CallToolResult:
+    """An SVG image block: markup, not carried as a picture."""
+    return _result(_image(pictures.SVG, "image/svg+xml"))
 
 
 @server.tool()
@@ -156,11 +168,11 @@ def interleaved() -> CallToolResult:
 
 @server.tool()
 def interleaved_with_drops() -> CallToolResult:
-    """Image, text, a GIF (dropped), text, image, image: positions of the kept images only."""
+    """Image, text, an SVG (dropped), text, image, image: positions of the kept images only."""
     return _result(
         _image(pictures.solid_jpeg((255, 0, 0)), "image/jpeg"),
         TextContent(text="one"),
-        _image(pictures.gif(), "image/gif"),
+        _image(pictures.SVG, "image/svg+xml"),
         TextContent(text="two"),
         _image(pictures.solid_jpeg((0, 255, 0)), "image/jpeg"),
         _image(pictures.solid_jpeg((0, 0, 255)), "image/jpeg"),
