@@ -14,7 +14,10 @@ Resources:
   empty). The label is MCP's own word and a URI, the same in every village language, like a
   resource link; it tells the model where the text came from and where it starts. Its text goes
   through the same privacy guard as any text block;
-- an embedded *blob* resource (`BlobResourceContents`) is a note in the village language: its
+- an embedded *blob* resource (`BlobResourceContents`) is read by what it holds
+  (`fuseforks.mcp.blobs`): an image goes through the image pipeline like an image block (same
+  cap, notes and record), after its URI's label; text (`text/*`, JSON, XML, ...) is decoded and
+  reads like an embedded text resource; anything else is a note in the village language — its
   bytes are never dumped into the text.
 
 Order: text parts (text blocks, labels, notes) keep their block order in `text`. Images travel
@@ -29,6 +32,7 @@ from collections.abc import Sequence
 
 from mcp.types import (
     AudioContent,
+    BlobResourceContents,
     ContentBlock,
     EmbeddedResource,
     ImageContent,
@@ -38,10 +42,11 @@ from mcp.types import (
 )
 
 from fuseforks.core.names import Language
-from fuseforks.core.texts import texts
+from fuseforks.core.texts import Texts, texts
 from fuseforks.images.formats import PAGED_FORMATS
 from fuseforks.images.normalize import normalize_result_images, normalize_result_images_async
 from fuseforks.images.types import ResultImages
+from fuseforks.mcp.blobs import blob_kind, blob_text
 from fuseforks.ports.tools import ToolOutput, error_text
 
 
@@ -76,12 +81,24 @@ def _split(content: Sequence[ContentBlock], language: Language) -> _Split:
             if isinstance(resource, TextResourceContents):
                 split.parts.append(resource_text(str(resource.uri), resource.text))
             else:
-                split.parts.append(t.non_text_note("resource"))
+                _split_blob(split, resource, t)
         elif isinstance(block, ResourceLink):
             split.parts.append(str(block.uri))
         else:  # a content type newer than this code: say so rather than drop it silently
             split.parts.append(t.non_text_note("resource"))
     return split
+
+
+def _split_blob(split: _Split, resource: BlobResourceContents, t: Texts) -> None:
+    uri = str(resource.uri)
+    kind = blob_kind(resource.blob, resource.mime_type)
+    if kind == "image":
+        split.parts.append(resource_text(uri, ""))
+        split.images.append(resource.blob)
+        split.positions.append(len(split.parts))
+        return
+    text = blob_text(resource.blob, resource.mime_type) if kind == "text" else None
+    split.parts.append(t.non_text_note("resource") if text is None else resource_text(uri, text))
 
 
 def _assemble(split: _Split, result: ResultImages, is_error: bool, language: Language) -> ToolOutput:

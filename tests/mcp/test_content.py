@@ -169,6 +169,27 @@ async def test_embedded_blob_resource_is_noted_never_dumped(hub: ToolHub) -> Non
     assert "c2VjcmV0" not in output.text and "secret" not in output.text
 
 
+async def test_blob_images_go_through_the_image_pipeline_and_text_blobs_read_as_text(
+    hub: ToolHub,
+) -> None:
+    output = await hub.call("content__embedded_blobs", {}, "en")
+    assert output.text == (
+        "files\n[resource file:///shots/red.png]\n[resource file:///cam/blue.jpg]\n"
+        "[resource file:///notes.txt]\nplain notes\nsecond line\n"
+        "[resource file:///old.txt]\ncafé\n"
+        '[resource file:///data.json]\n{"focus": "locked"}\n'
+        "(non-text content was returned (embedded resource); it cannot be carried on this path)"
+    )
+    assert [(i.source_format, i.path) for i in output.images] == [
+        ("PNG", "re_encoded"), ("JPEG", "pass_through")]
+    assert output.images[1].data == pictures.solid_jpeg((0, 0, 255))
+    assert output.image_offsets == [
+        len("files\n[resource file:///shots/red.png]"),
+        len("files\n[resource file:///shots/red.png]\n[resource file:///cam/blue.jpg]"),
+    ]
+    assert "JVBERi" not in output.text and "%PDF" not in output.text
+
+
 async def test_embedded_text_resource_reaches_the_model_as_its_uri_and_text(hub: ToolHub) -> None:
     output = await hub.call("content__embedded_text", {}, "ja")
     assert output == ToolOutput(text="[resource file:///tmp/notes.txt]\ninner notes")

@@ -131,6 +131,25 @@ def embedded_blob() -> CallToolResult:
     return _result(TextContent(text="raw data"), EmbeddedResource(resource=blob))
 
 
+def _blob(uri: str, data: bytes, mime_type: str | None) -> EmbeddedResource:
+    blob = base64.b64encode(data).decode("ascii")
+    return EmbeddedResource(resource=BlobResourceContents(uri=uri, mime_type=mime_type, blob=blob))
+
+
+@server.tool()
+def embedded_blobs() -> CallToolResult:
+    """Blob resources: a PNG, a JPEG without a type, plain text, Latin-1 text, JSON, a PDF."""
+    return _result(
+        TextContent(text="files"),
+        _blob("file:///shots/red.png", pictures.png_with_alpha(), "image/png"),
+        _blob("file:///cam/blue.jpg", pictures.solid_jpeg((0, 0, 255)), None),
+        _blob("file:///notes.txt", "plain notes\nsecond line".encode(), "text/plain"),
+        _blob("file:///old.txt", "café".encode("latin-1"), "text/plain; charset=ISO-8859-1"),
+        _blob("file:///data.json", b'{"focus": "locked"}', "application/json"),
+        _blob("file:///doc.pdf", b"%PDF-1.7\n%binary", "application/pdf"),
+    )
+
+
 @server.tool()
 def embedded_text() -> CallToolResult:
     """An embedded text resource."""
