@@ -118,6 +118,8 @@ class _Interruption:
 
     async def enact(self) -> NoReturn:
         assert self.recorded is not None and self.turn is not None
+        if self.recorded.during == "tools":
+            await self.turn.results_settled()
         self.turn.interrupt(self.recorded.cause)
         await anyio.sleep_forever()
         raise AssertionError("an interrupted turn does not go on")
@@ -195,7 +197,9 @@ class ReplayModel:
 
 
 class ReplayTools:
-    """Recorded tool outputs, served per (tool, arguments) in recorded order."""
+    """Recorded tool outputs, served per (tool, arguments) in the order of their calls (the
+    engine starts a round's calls in call order; it records their results in the recorded
+    order, `fuseforks.engine.arrivals`)."""
 
     def __init__(self, started: TurnStarted, events: Sequence[TurnEvent],
                  interruption: _Interruption | None = None) -> None:
@@ -207,10 +211,14 @@ class ReplayTools:
         dropped: dict[str, ImagesDropped] = {}
         lost: set[str] = set()  # calls whose results a takeover wrote: the engine writes them again
         self._outputs: dict[tuple[str, str], deque[ToolOutput]] = defaultdict(deque)
+        slots: list[tuple[tuple[str, str], list[ToolOutput]]] = []  # per call, in call order
+        slot_of: dict[str, list[ToolOutput]] = {}
         for event in events:
             if isinstance(event, ToolCalled):
                 calls[event.call_id] = event
                 self._servers[event.name] = event.server
+                slot_of[event.call_id] = []
+                slots.append(((event.name, event.arguments), slot_of[event.call_id]))
             elif isinstance(event, ImagesNormalized):
                 normalized[event.call_id] = event
             elif isinstance(event, ImagesDropped):
@@ -220,10 +228,14 @@ class ReplayTools:
             elif isinstance(event, ToolResultRecorded) and event.call_id in lost:
                 lost.discard(event.call_id)
             elif isinstance(event, ToolResultRecorded):
-                called = calls.get(event.call_id)
-                key = (event.name, called.arguments if called else "{}")
-                self._outputs[key].append(self._output(event, normalized.get(event.call_id),
-                                                       dropped.get(event.call_id)))
+                output = self._output(event, normalized.get(event.call_id),
+                                      dropped.get(event.call_id))
+                if event.call_id in slot_of:
+                    slot_of[event.call_id].append(output)
+                else:
+                    slots.append(((event.name, "{}"), [output]))
+        for key, outputs in slots:
+            self._outputs[key].extend(outputs)
 
     @staticmethod
     def _output(result: ToolResultRecorded, normalized: ImagesNormalized | None,
