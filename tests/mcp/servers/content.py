@@ -143,7 +143,7 @@ def embedded_blobs() -> CallToolResult:
         TextContent(text="files"),
         _blob("file:///shots/red.png", pictures.png_with_alpha(), "image/png"),
         _blob("file:///cam/blue.jpg", pictures.solid_jpeg((0, 0, 255)), None),
-        _blob("file:///notes.txt", "plain notes\nsecond line".encode(), "text/plain"),
+        _blob("file:///notes.txt", b"plain notes\nsecond line", "text/plain"),
         _blob("file:///old.txt", "café".encode("latin-1"), "text/plain; charset=ISO-8859-1"),
         _blob("file:///data.json", b'{"focus": "locked"}', "application/json"),
         _blob("file:///doc.pdf", b"%PDF-1.7\n%binary", "application/pdf"),
