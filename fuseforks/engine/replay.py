@@ -31,6 +31,7 @@ from fuseforks.events.types import (
     LlmRetryStopped,
     RequestRefused,
     RequestSent,
+    ResourceRead,
     ResponseReceived,
     ToolCalled,
     ToolResultRecorded,
@@ -44,9 +45,9 @@ from fuseforks.events.types import (
 )
 from fuseforks.images.types import DroppedImage, NormalizedImage
 from fuseforks.images.vault import ImageVault
-from fuseforks.mcp.render import ToolOutput
 from fuseforks.ports.model import ModelNotes, TextListener
 from fuseforks.ports.notices import JpegResendNotice, RetryNotice, RetryStop
+from fuseforks.ports.tools import LinkRead, ToolOutput
 
 _canonical = msgspec.json.Encoder(order="sorted")
 _arguments = msgspec.json.Decoder(dict[str, Any])
@@ -209,6 +210,7 @@ class ReplayTools:
         calls: dict[str, ToolCalled] = {}
         normalized: dict[str, ImagesNormalized] = {}
         dropped: dict[str, ImagesDropped] = {}
+        reads: dict[str, list[LinkRead]] = defaultdict(list)
         lost: set[str] = set()  # calls whose results a takeover wrote: the engine writes them again
         self._outputs: dict[tuple[str, str], deque[ToolOutput]] = defaultdict(deque)
         slots: list[tuple[tuple[str, str], list[ToolOutput]]] = []  # per call, in call order
@@ -223,13 +225,17 @@ class ReplayTools:
                 normalized[event.call_id] = event
             elif isinstance(event, ImagesDropped):
                 dropped[event.call_id] = event
+            elif isinstance(event, ResourceRead):
+                reads[event.call_id].append(LinkRead(uri=event.uri, outcome=event.outcome,
+                                                     digest=event.digest, size=event.size,
+                                                     detail=event.detail))
             elif isinstance(event, TurnTakenOver):
                 lost.update(event.calls_lost)
             elif isinstance(event, ToolResultRecorded) and event.call_id in lost:
                 lost.discard(event.call_id)
             elif isinstance(event, ToolResultRecorded):
                 output = self._output(event, normalized.get(event.call_id),
-                                      dropped.get(event.call_id))
+                                      dropped.get(event.call_id), reads.pop(event.call_id, []))
                 if event.call_id in slot_of:
                     slot_of[event.call_id].append(output)
                 else:
@@ -239,7 +245,7 @@ class ReplayTools:
 
     @staticmethod
     def _output(result: ToolResultRecorded, normalized: ImagesNormalized | None,
-                dropped: ImagesDropped | None) -> ToolOutput:
+                dropped: ImagesDropped | None, reads: list[LinkRead]) -> ToolOutput:
         images = [
             NormalizedImage(data=b"", media_type=m.media_type, width=m.width, height=m.height,
                             size=m.size, digest=m.digest, path=m.path,
@@ -250,7 +256,8 @@ class ReplayTools:
                               detail=d.detail) for d in (dropped.drops if dropped else [])]
         return ToolOutput(text=result.body, images=images, dropped=drops,
                           is_error=not result.ok, fault=result.fault,
-                          image_offsets=list(result.image_offsets))
+                          image_offsets=list(result.image_offsets), shown=result.shown,
+                          reads=reads)
 
     def tool_specs(self) -> list[ToolSpecRecord]:
         return self._specs

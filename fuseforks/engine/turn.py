@@ -74,6 +74,7 @@ from fuseforks.events.types import (
     RepeatDetected,
     RequestRefused,
     RequestSent,
+    ResourceRead,
     ResponseReceived,
     RoundStarted,
     ServerDown,
@@ -461,6 +462,10 @@ class Turn:
 
     def _record_output(self, round_: int, call: ToolCall, output: ToolOutput) -> None:
         rec = self.recorder
+        for read in output.reads:
+            rec.emit(ResourceRead(round=round_, call_id=call.id, uri=elide_base64(read.uri),
+                                  outcome=read.outcome, digest=read.digest, size=read.size,
+                                  detail=elide_base64(read.detail)))
         if output.images:
             rec.emit(ImagesNormalized(round=round_, call_id=call.id,
                                       images=[image_meta(i) for i in output.images]))
@@ -483,6 +488,7 @@ class Turn:
             body=body, image_digests=[i.digest for i in output.images],
             attached=attach or not output.images, fault=output.fault,
             image_offsets=list(offsets) if output.images else [],
+            shown=elide_base64(output.shown) if output.shown is not None else None,
         ))
 
     def _cap(self, round_: int) -> None:

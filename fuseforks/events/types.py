@@ -29,6 +29,7 @@ from fuseforks.core.names import (
     Language,
     LearnedOutcome,
     Placement,
+    ReadOutcome,
     RefusalKind,
     RequestPurpose,
     StopReason,
@@ -218,6 +219,23 @@ class ToolCalled(Event, frozen=True, kw_only=True):
     arguments: str = "{}"
 
 
+class ResourceRead(Event, frozen=True, kw_only=True):
+    """A resource a tool result linked to (`resource_link`), read by the engine from the
+    tool's server (`resources/read`) within a byte and time budget: its URI, the SHA-256 of
+    the bytes read and how the read ended — never the bytes. What was read reaches the model in
+    the result's body (text) and images like returned content; replay feeds a recorded read
+    back like a tool result. Added within schema version 3, as a new kind."""
+
+    round: int
+    call_id: str
+    uri: str
+    outcome: ReadOutcome
+    digest: Digest | None = None
+    size: int = 0
+    """Bytes read (text as UTF-8, blobs decoded)."""
+    detail: str = ""
+
+
 class ImagesNormalized(Event, frozen=True, kw_only=True):
     round: int
     call_id: str
@@ -245,6 +263,10 @@ class ToolResultRecorded(Event, frozen=True, kw_only=True):
     image_offsets: list[int] = msgspec.field(default_factory=list)
     """Where in `body` each image sat among the server's blocks (character offsets); empty: the
     wire's own order (text, then images, or images first where the provider advises it)."""
+    shown: str | None = None
+    """What a person is shown of the result when it differs from `body`: content annotated for
+    the user only is shown and recorded but not sent to the model, content annotated for the
+    assistant only is sent but not shown. None: the body."""
 
 
 class ImageCut(msgspec.Struct, frozen=True, kw_only=True):
@@ -370,6 +392,7 @@ TurnEvent = (
     | LlmRetryStopped
     | JpegResent
     | ToolCalled
+    | ResourceRead
     | ImagesNormalized
     | ImagesDropped
     | ToolResultRecorded

@@ -28,7 +28,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, Implementation, Tool
+from mcp.types import CallToolResult, Implementation, ReadResourceResult, Tool
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from pydantic import ValidationError
 
@@ -143,6 +143,19 @@ class Connection:
             leaf = _leaf(error)
             logger.debug("mcp call failed: server=%s tool=%s", self.name, tool, exc_info=leaf)
             return CallFault(faults.call_failed(self.name, tool, leaf), dead=True)
+
+    @property
+    def serves_resources(self) -> bool:
+        """The server declared the resources capability at its handshake."""
+        client = self._client
+        return client is not None and client.server_capabilities.resources is not None
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        """`resources/read` on this server; raises what the session raises."""
+        client = self._client
+        if client is None:
+            raise ConnectionError(f"server {self.name!r} is not connected")
+        return await client.read_resource(uri)
 
     async def _run(
         self, *, task_status: TaskStatus[str | None] = anyio.TASK_STATUS_IGNORED

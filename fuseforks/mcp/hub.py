@@ -34,6 +34,7 @@ from fuseforks.mcp.connection import (
     CallFault,
     Connection,
 )
+from fuseforks.mcp.links import LINK_READ_SECONDS, read_links
 from fuseforks.mcp.render import render_tool_output_async
 from fuseforks.ports.tools import ToolOutput, fault_output
 
@@ -83,6 +84,7 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         max_event_bytes: int = MAX_SSE_EVENT_BYTES,
         on_waiting: OnWaiting | None = None,
         waiting_interval: float = WAITING_INTERVAL,
+        link_seconds: float = LINK_READ_SECONDS,
     ) -> None:
         """`start_timeout`: seconds each server has to start, unless its configuration gives its
         own `startTimeout`. `on_waiting(server, seconds_waited)` is called every
@@ -102,6 +104,7 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         self._task_group: TaskGroup | None = None
         self._on_waiting = on_waiting
         self._waiting_interval = waiting_interval
+        self._link_seconds = link_seconds
         self.start_faults: dict[str, str] = {}  # server name -> why it did not start
 
     @asynccontextmanager
@@ -189,7 +192,7 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         if isinstance(outcome, CallFault):
             server.needs_restart = server.needs_restart or outcome.dead
             return self._fault(name, outcome.reason, language)
-        return await self._render(outcome, language)
+        return await self._render(outcome, language, server.connection)
 
     async def _ensure_running(self, server: _Server) -> str | None:
         """None when the server can take a call; else why not (restarting it once if it died)."""
@@ -205,14 +208,18 @@ class ToolHub(anyio.AsyncContextManagerMixin):
                 return reason
             return None
 
-    async def _render(self, result: CallToolResult, language: Language) -> ToolOutput:
+    async def _render(self, result: CallToolResult, language: Language,
+                      connection: Connection) -> ToolOutput:
         content = list(result.content)
         if not content and result.structured_content is not None:
             # The spec asks servers to repeat structured results as text; when one does not,
             # the model still gets the value (as compact JSON, keys sorted) rather than nothing.
             text = msgspec.json.encode(result.structured_content, order="sorted").decode()
             content = [TextContent(type="text", text=text)]
-        return await render_tool_output_async(content, result.is_error, language)
+        reader = connection.read_resource if connection.serves_resources else None
+        content, reads = await read_links(content, reader, language,
+                                          seconds=self._link_seconds)
+        return await render_tool_output_async(content, result.is_error, language, reads)
 
     def _fault(self, name: str, reason: str, language: Language) -> ToolOutput:
         logger.warning("mcp fault: tool=%s reason=%s", name, reason)

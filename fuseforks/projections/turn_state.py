@@ -33,6 +33,7 @@ from fuseforks.events.types import (
     RepeatDetected,
     RequestRefused,
     RequestSent,
+    ResourceRead,
     ResponseReceived,
     RoundStarted,
     ToolCalled,
@@ -214,6 +215,7 @@ def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
             | LlmRetryStopped()
             | JpegResent()
             | ImagesDropped()
+            | ResourceRead()
             | RequestRefused()
             | FallbackSettled()
             | TurnInterrupted()

@@ -28,6 +28,8 @@ def every_text(t: Texts) -> list[str]:
         *(t.dropped_note(reason, 0) for reason in REASONS),  # type: ignore[arg-type]
         t.first_frame_note(0, 3, paged=False),
         t.first_frame_note(0, 3, paged=True),
+        t.for_user_image(),
+        *(t.link_not_read(outcome) for outcome in ("too_large", "timeout", "failed")),
         t.carrier_caption("camera", 1),
         t.carrier_caption("camera", 2),
         t.omitted_note(),
@@ -55,6 +57,8 @@ def test_each_language_has_every_text_and_they_are_its_own() -> None:
         "non_text_note",
         "dropped_note",
         "first_frame_note",
+        "for_user_image",
+        "link_not_read",
         "carrier_caption",
         "omitted_note",
         "not_sent_note",
