@@ -190,6 +190,17 @@ def _pairs(values: tuple[str, ...], separator: str, option: str) -> dict[str, st
     return pairs
 
 
+def _not_callable(start_faults: dict[str, str], offered: list[str], name: str, typed: str,
+                  *, prefixed: bool) -> str:
+    """Why `name` cannot be called: the server did not start (its reason, not a tool error), or
+    it has no such tool — named as the user typed it, with the tools it does have."""
+    if start_faults:
+        return "; ".join(start_faults.values())
+    shown = [t.split("__", 1)[1] for t in offered] if prefixed else offered
+    listing = ", ".join(shown) if shown else "none"
+    return f"unknown tool {typed!r} (the server offers: {listing})"
+
+
 @click.group()
 def mcp() -> None:
     """Check MCP servers: list their tools, call one and see what the model would get."""
@@ -299,13 +310,20 @@ def call(
         servers = [StdioServer(name=server, command=command[0], args=command[1:], env=env_pairs)]
         name = f"{tool_prefix(server)}__{tool}"
 
-    async def run() -> ToolOutput:
+    async def run() -> ToolOutput | str:
         async with ToolHub(
             servers, call_timeout=timeout, start_timeout=seconds, on_waiting=_waiting
         ) as hub:
+            offered = [t.name for t in hub.list_tools()]
+            if name not in offered:
+                return _not_callable(hub.start_faults, offered, name, tool, prefixed=config_path
+                                     is None)
             return await hub.call(name, arguments, language)
 
     output = anyio.run(run)
+    if isinstance(output, str):  # no call was made: why, as the user typed it
+        click.echo(f"fault: {output}", err=True)
+        sys.exit(2)
     if as_json:
         click.echo(msgspec.json.encode(report(output)).decode())
     else:

@@ -78,10 +78,10 @@ def test_call_in_another_language_and_exit_status_of_an_error() -> None:
 
 
 def test_call_fault_exits_2_with_the_reason() -> None:
-    code, out, _ = run("mcp", "call", "--", "/nonexistent/fuseforks-no-such-server", "x")
-    assert code == 2
-    assert out == (
-        "Tool returned an error: server 'fuseforks-no-such-server' could not be started: "
+    code, out, err = run("mcp", "call", "--", "/nonexistent/fuseforks-no-such-server", "x")
+    assert (code, out) == (2, "")
+    assert err == (
+        "fault: server 'fuseforks-no-such-server' could not be started: "
         "command not found: '/nonexistent/fuseforks-no-such-server'\n"
     )
 
@@ -170,3 +170,21 @@ def test_a_start_timeout_must_be_positive() -> None:
         "Error: Invalid value for '--mcp-start-timeout': 0.0 is not in the range x>0."
         " Try 'fuseforks mcp call --help'.\n",
     )
+
+
+def test_call_to_a_url_that_cannot_be_reached_says_so() -> None:
+    from tests.mcp.conftest import free_port
+
+    port = free_port()  # nothing listens there
+    url = f"http://127.0.0.1:{port}/mcp"
+    code, out, err = run("mcp", "call", "--url", url, "anything")
+    assert code == 2
+    assert out == ""
+    assert err.startswith(f"fault: server '127.0.0.1:{port}' could not be reached at {url}: ")
+    assert "Tool returned an error" not in err
+
+
+def test_an_unknown_tool_is_named_as_typed() -> None:
+    code, out, err = run("mcp", "call", "--", PY, str(SERVERS / "content.py"), "no_such_tool")
+    assert (code, out) == (2, "")
+    assert err.startswith("fault: unknown tool 'no_such_tool' (the server offers: text_only, jpeg, ")
