@@ -151,6 +151,12 @@ class ToolHub(anyio.AsyncContextManagerMixin):
                 logger.warning("mcp on_waiting failed: server=%s", name, exc_info=True)
                 return
 
+    def transports(self) -> dict[str, str]:
+        """Server name -> the transport its session runs over (`stdio`, `http`, `sse`): a URL
+        configured for streamable HTTP may have fallen back to HTTP+SSE."""
+        return {s.connection.name: s.connection.transport for s in self._servers
+                if s.connection.transport is not None}
+
     def list_tools(self) -> list[ToolDefinition]:
         """Tools of every connected server, prefixed, in configuration then server order."""
         return [
