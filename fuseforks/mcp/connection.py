@@ -31,6 +31,7 @@ import msgspec
 from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, Implementation, ReadResourceResult, Tool
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
@@ -149,12 +150,16 @@ class Connection:
             await self._done.wait()
         self._stop = self._done = None
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult | CallFault:
+    async def call(self, tool: str, arguments: dict[str, Any],
+                   on_progress: ProgressFnT | None = None) -> CallToolResult | CallFault:
+        """Call `tool`. Cancelling the caller abandons the request, and the SDK tells the server
+        (`notifications/cancelled`); `on_progress` hears the server's progress notifications."""
         client = self._client
         if client is None:
             return CallFault(faults.closed_during_call(self.name, self._stderr()), dead=True)
         try:
-            return await client.call_tool(tool, arguments, read_timeout_seconds=self._call_timeout)
+            return await client.call_tool(tool, arguments, read_timeout_seconds=self._call_timeout,
+                                          progress_callback=on_progress)
         except MCPError as error:
             if error.code == REQUEST_TIMEOUT:
                 return CallFault(faults.call_timeout(self.name, tool, self._call_timeout), False)

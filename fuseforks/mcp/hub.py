@@ -22,6 +22,7 @@ from typing import Any, Self
 import anyio
 import msgspec
 from anyio.abc import TaskGroup
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.types import CallToolResult, TextContent
 
 from fuseforks.core.names import Language, parse_language
@@ -45,6 +46,9 @@ WAITING_INTERVAL = 5.0
 
 OnWaiting = Callable[[str, float], None]
 """`on_waiting(server, seconds_waited)`: a server is still starting after that many seconds."""
+OnProgress = Callable[[str, float, float | None, str | None], None]
+"""`on_progress(tool, progress, total, message)`: a server's progress notification for a call of
+the prefixed `tool` (MCP `notifications/progress`)."""
 
 
 class ToolDefinition(msgspec.Struct, frozen=True, kw_only=True):
@@ -85,6 +89,7 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         on_waiting: OnWaiting | None = None,
         waiting_interval: float = WAITING_INTERVAL,
         link_seconds: float = LINK_READ_SECONDS,
+        on_progress: OnProgress | None = None,
     ) -> None:
         """`start_timeout`: seconds each server has to start, unless its configuration gives its
         own `startTimeout`. `on_waiting(server, seconds_waited)` is called every
@@ -105,6 +110,8 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         self._on_waiting = on_waiting
         self._waiting_interval = waiting_interval
         self._link_seconds = link_seconds
+        self.on_progress = on_progress
+        """Hears every server's progress notifications (may be set after the hub starts)."""
         self.start_faults: dict[str, str] = {}  # server name -> why it did not start
 
     @asynccontextmanager
@@ -194,11 +201,24 @@ class ToolHub(anyio.AsyncContextManagerMixin):
             return self._fault(name, unavailable, language)
         if not any(listed.name == tool for listed in server.connection.tools):
             return self._fault(name, faults.unknown_tool(name), language)
-        outcome = await server.connection.call(tool, arguments)
+        outcome = await server.connection.call(tool, arguments, self._progress_of(name))
         if isinstance(outcome, CallFault):
             server.needs_restart = server.needs_restart or outcome.dead
             return self._fault(name, outcome.reason, language)
         return await self._render(outcome, language, server.connection)
+
+    def _progress_of(self, name: str) -> ProgressFnT | None:
+        listener = self.on_progress
+        if listener is None:
+            return None
+
+        async def heard(progress: float, total: float | None, message: str | None) -> None:
+            try:
+                listener(name, progress, total, message)
+            except Exception:  # a progress report must never cost the call
+                logger.warning("mcp on_progress failed: tool=%s", name, exc_info=True)
+
+        return heard
 
     async def _ensure_running(self, server: _Server) -> str | None:
         """None when the server can take a call; else why not (restarting it once if it died)."""
