@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import binascii
 import codecs
+import mimetypes
 from typing import Literal
 
 from fuseforks.core.signatures import sniff_format
@@ -41,6 +42,16 @@ def _head(blob: str) -> bytes:
         return binascii.a2b_base64(blob[:_HEAD_CHARS])
     except (binascii.Error, ValueError):
         return b""
+
+
+def declared_type(uri: str, mime_type: str | None) -> str | None:
+    """The blob's own type, or the one its URI's extension names when it declares none (or only
+    `application/octet-stream`, which says nothing)."""
+    kind, _ = _media_type(mime_type)
+    if kind and kind != "application/octet-stream":
+        return mime_type
+    guessed, _ = mimetypes.guess_type(uri, strict=False)
+    return guessed or mime_type
 
 
 def blob_kind(blob: str, mime_type: str | None) -> BlobKind:

@@ -53,7 +53,7 @@ from fuseforks.core.texts import Texts, texts
 from fuseforks.images.formats import PAGED_FORMATS
 from fuseforks.images.normalize import normalize_result_images, normalize_result_images_async
 from fuseforks.images.types import ResultImages
-from fuseforks.mcp.blobs import blob_kind, blob_text
+from fuseforks.mcp.blobs import blob_kind, blob_text, declared_type
 from fuseforks.ports.tools import LinkRead, ToolOutput, error_text
 
 
@@ -141,12 +141,13 @@ def _split(content: Sequence[ContentBlock], language: Language) -> _Split:
 
 def _split_blob(split: _Split, resource: BlobResourceContents, t: Texts) -> None:
     uri = str(resource.uri)
-    kind = blob_kind(resource.blob, resource.mime_type)
+    mime_type = declared_type(uri, resource.mime_type)
+    kind = blob_kind(resource.blob, mime_type)
     if kind == "image":
         split.text(resource_text(uri, ""))
         split.image(resource.blob, t)
         return
-    text = blob_text(resource.blob, resource.mime_type) if kind == "text" else None
+    text = blob_text(resource.blob, mime_type) if kind == "text" else None
     split.text(t.non_text_note("resource") if text is None else resource_text(uri, text))
 
 

@@ -18,6 +18,8 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
+import pytest
+
 from fuseforks.mcp import HttpServer, StdioServer, ToolHub
 from tests.helpers import processes
 
@@ -118,3 +120,11 @@ async def hosted_hub(hub: ToolHub) -> AsyncIterator[ToolHub]:
 
 def environ_without(*names: str) -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in names}
+
+
+@pytest.fixture(scope="session")
+def reference_bin() -> Path:
+    """The npm reference servers' `.bin` folder (installed once, `tests/helpers/npm.py`)."""
+    from tests.helpers.npm import npm_bin
+
+    return npm_bin()
