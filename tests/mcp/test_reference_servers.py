@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import io
 import os
-import socket
 import subprocess
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -19,7 +17,7 @@ from PIL import Image
 
 from fuseforks.mcp import HttpServer, StdioServer, ToolHub
 from tests.helpers import processes
-from tests.mcp.conftest import free_port, hosted_hub
+from tests.mcp.conftest import free_port, hosted_hub, wait_listening
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -105,17 +103,7 @@ def everything_sse(reference_bin: Path) -> Iterator[str]:
                               env={**os.environ, "PORT": str(port)},
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"server-everything exited with {process.returncode}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"server-everything did not listen on {port}") from None
-                time.sleep(0.05)
+        wait_listening(process, port, 60, "mcp-server-everything")
         yield f"http://127.0.0.1:{port}/sse"
     finally:
         process.terminate()
