@@ -226,9 +226,14 @@ async def test_long_words_in_a_text_block_arrive_unchanged(hub: ToolHub) -> None
     assert await hub.call("content__long_words", {}, "en") == ToolOutput(text=pictures.LONG_WORDS)
 
 
-async def test_resource_link_becomes_its_uri(hub: ToolHub) -> None:
+async def test_a_link_the_server_cannot_read_keeps_its_label_and_says_so(hub: ToolHub) -> None:
     output = await hub.call("content__resource_link", {}, "en")
-    assert output == ToolOutput(text="see\nfile:///photos/cat.jpg")
+    assert output.text == (
+        "see\n[resource link file:///photos/cat.jpg] cat.jpg (image/jpeg)\n"
+        "(the linked resource was not read: the server could not read it)")
+    assert output.images == []
+    assert [(read.uri, read.outcome, read.digest, read.size) for read in output.reads] == [
+        ("file:///photos/cat.jpg", "failed", None, 0)]
 
 
 async def test_lying_mime_type_is_ignored_format_comes_from_the_bytes(hub: ToolHub) -> None:

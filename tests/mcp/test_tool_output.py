@@ -53,7 +53,7 @@ def test_blocks_keep_their_order_and_notes_follow_the_body() -> None:
     assert output.text == (
         "first\n"
         "(non-text content was returned (audio); it cannot be carried on this path)\n"
-        "https://example.org/a.png\n"
+        "[resource link https://example.org/a.png] a\n"
         "last\n"
         "(image 1 was not sent: it could not be read)"
     )
