@@ -14,7 +14,7 @@ be read and changed alone:
 - `encode_for_model`: a decoded image is a *graphic* (a screenshot, a chart, a diagram: at most
   `GRAPHIC_MAX_COLOURS` distinct colours, which a photo of this size never has) or a photo.
   Graphics go as lossless WebP — no ringing around text, and for UI screenshots a fraction of
-  the JPEG's bytes (`benchmarks/bench_screenshots.py`) — when that fits `MAX_BYTES`; photos, and
+  the JPEG's bytes (`benchmarks/bench_screenshots.py`) — when that fits the byte limit; photos, and
   graphics whose lossless WebP would not fit, as JPEG quality 85.
 
 Both are deterministic: the same input takes the same path to the same bytes, so the digest (of
@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 from PIL import Image
 
-from fuseforks.core.media import JPEG_QUALITY, MAX_BYTES, MAX_EDGE_PX, MEDIA_TYPES
+from fuseforks.core.media import ENGINE_LIMITS, JPEG_QUALITY, MAX_BYTES, MEDIA_TYPES, ImageLimits
 from fuseforks.images.probe import Header
 
 PNG_PASS_THROUGH_MAX_BYTES = 256 * 1024
@@ -48,11 +48,11 @@ class Encoded(NamedTuple):
     media_type: str
 
 
-def passes_through(header: Header, size: int) -> bool:
+def passes_through(header: Header, size: int, limits: ImageLimits = ENGINE_LIMITS) -> bool:
     """The server's bytes can be sent as they are."""
     if header.format not in MEDIA_TYPES or header.animated or not header.intact:
         return False
-    if max(header.width, header.height) > MAX_EDGE_PX or size > MAX_BYTES:
+    if max(header.width, header.height) > limits.max_edge_px or size > limits.max_bytes:
         return False
     if header.format == "PNG":
         return size <= PNG_PASS_THROUGH_MAX_BYTES and not (
@@ -65,13 +65,18 @@ def is_graphic(image: Image.Image) -> bool:
     return image.getcolors(GRAPHIC_MAX_COLOURS) is not None
 
 
-def encode_for_model(image: Image.Image) -> Encoded:
-    """An RGB or L image as lossless WebP (a graphic that fits) or JPEG quality 85."""
+def encode_for_model(image: Image.Image, max_bytes: int = MAX_BYTES) -> Encoded:
+    """An RGB or L image as lossless WebP (a graphic that fits `max_bytes`) or JPEG quality 85."""
     if is_graphic(image):
         webp = io.BytesIO()
         image.save(webp, "WEBP", lossless=True, quality=WEBP_LOSSLESS_EFFORT)
-        if webp.tell() <= MAX_BYTES:
+        if webp.tell() <= max_bytes:
             return Encoded(webp.getvalue(), "image/webp")
+    return Encoded(jpeg_bytes(image), "image/jpeg")
+
+
+def jpeg_bytes(image: Image.Image) -> bytes:
+    """An RGB or L image as JPEG quality 85."""
     jpeg = io.BytesIO()
     image.save(jpeg, "JPEG", quality=JPEG_QUALITY)
-    return Encoded(jpeg.getvalue(), "image/jpeg")
+    return jpeg.getvalue()

@@ -48,8 +48,10 @@ from mcp.types import (
     TextResourceContents,
 )
 
+from fuseforks.core.media import ENGINE_LIMITS, ImageLimits
 from fuseforks.core.names import Language
 from fuseforks.core.texts import Texts, texts
+from fuseforks.images.fit import fit_result_images_async
 from fuseforks.images.formats import PAGED_FORMATS
 from fuseforks.images.normalize import normalize_result_images, normalize_result_images_async
 from fuseforks.images.types import ResultImages
@@ -152,7 +154,7 @@ def _split_blob(split: _Split, resource: BlobResourceContents, t: Texts) -> None
 
 
 def _text(parts: list[str], result: ResultImages, kept_at: list[int], is_error: bool,
-          language: Language) -> str:
+          language: Language, limits: ImageLimits) -> str:
     t = texts(language)
     body = "\n".join(parts)
     if not body:
@@ -160,7 +162,7 @@ def _text(parts: list[str], result: ResultImages, kept_at: list[int], is_error: 
             body = t.image_only(len(result.kept))
         elif not result.dropped:
             body = t.empty_result()
-    notes = [t.dropped_note(d.reason, d.index) for d in result.dropped]
+    notes = [t.dropped_note(d.reason, d.index, limits.max_images) for d in result.dropped]
     notes += [t.first_frame_note(at, image.frames, paged=image.source_format in PAGED_FORMATS)
               for at, image in zip(kept_at, result.kept, strict=True) if image.frames > 1]
     text = "\n".join([body, *notes] if body else notes)
@@ -168,12 +170,12 @@ def _text(parts: list[str], result: ResultImages, kept_at: list[int], is_error: 
 
 
 def _assemble(split: _Split, result: ResultImages, is_error: bool, language: Language,
-              reads: Sequence[LinkRead] = ()) -> ToolOutput:
+              limits: ImageLimits, reads: Sequence[LinkRead] = ()) -> ToolOutput:
     dropped = {d.index for d in result.dropped}
     kept_at = [i for i in range(len(split.images)) if i not in dropped]
-    text = _text(split.parts, result, kept_at, is_error, language)
+    text = _text(split.parts, result, kept_at, is_error, language, limits)
     shown = (None if split.shown == split.parts
-             else _text(split.shown, result, kept_at, is_error, language))
+             else _text(split.shown, result, kept_at, is_error, language, limits))
     positions = [p for index, p in enumerate(split.positions) if index not in dropped]
     lead = len(error_text("", language)) if is_error else 0
     offsets = [lead + len("\n".join(split.parts[:p])) if split.parts else 0 for p in positions]
@@ -182,20 +184,28 @@ def _assemble(split: _Split, result: ResultImages, is_error: bool, language: Lan
 
 
 def render_tool_output(
-    content: Sequence[ContentBlock], is_error: bool, language: Language
+    content: Sequence[ContentBlock], is_error: bool, language: Language,
+    limits: ImageLimits = ENGINE_LIMITS,
 ) -> ToolOutput:
     """The tool output of an MCP result, normalizing images on the calling thread."""
     split = _split(content, language)
-    return _assemble(split, normalize_result_images(split.images), is_error, language)
+    return _assemble(split, normalize_result_images(split.images, limits), is_error, language,
+                     limits)
 
 
 async def render_tool_output_async(
     content: Sequence[ContentBlock], is_error: bool, language: Language,
+    limits: ImageLimits = ENGINE_LIMITS, image_budget: int | None = None,
     reads: Sequence[LinkRead] = (),
 ) -> ToolOutput:
     """`render_tool_output` with image work in worker threads (large images do not block the
-    loop); `reads`: the linked resources read for this result (their content is in `content`)."""
+    loop). `image_budget`: base64 characters the kept images may take together (a client's limit
+    on a whole result, less the rest of it): larger ones are re-encoded to fit. `reads`: the
+    linked resources read for this result (their content is in `content`)."""
     split = _split(content, language)
     images = split.images
-    result = await normalize_result_images_async(images) if images else ResultImages([], [])
-    return _assemble(split, result, is_error, language, reads)
+    result = (await normalize_result_images_async(images, limits) if images
+              else ResultImages([], []))
+    if image_budget is not None and result.kept:
+        result = await fit_result_images_async(images, result, limits, max(image_budget, 0))
+    return _assemble(split, result, is_error, language, limits, reads)

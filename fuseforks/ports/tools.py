@@ -38,6 +38,9 @@ class ToolOutput(msgspec.Struct, frozen=True, kw_only=True):
     """What a person is shown when it differs from `text` (content annotated for one audience)."""
     reads: list[LinkRead] = []
     """The resources the result linked to that were read (`resources/read`), in order."""
+    bytes_without_images: int = 0
+    """The gateway's result as sent to its client, every image's data left out (JSON bytes);
+    0 where nothing limits a whole result (a turn)."""
 
 
 def error_text(body: str, language: Language) -> str:

@@ -35,7 +35,10 @@ from fuseforks.events.types import (
     RequestSent,
     ResourceRead,
     ResponseReceived,
+    ResultSent,
     RoundStarted,
+    SessionEnded,
+    SessionStarted,
     ToolCalled,
     ToolCallRecord,
     ToolResultRecorded,
@@ -221,6 +224,8 @@ def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
             | TurnInterrupted()
         ):
             return state
+        case SessionStarted() | ResultSent() | SessionEnded():
+            return state  # a gateway session's kinds: a turn never holds them
         case _:
             assert_never(event)
 

@@ -33,6 +33,8 @@ def every_text(t: Texts) -> list[str]:
         t.carrier_caption("camera", 1),
         t.carrier_caption("camera", 2),
         t.omitted_note(),
+        t.result_capped_note(1),
+        t.result_capped_note(2),
         t.not_sent_note(),
         t.lost_note(),
         t.lost_result(),
@@ -61,6 +63,7 @@ def test_each_language_has_every_text_and_they_are_its_own() -> None:
         "link_not_read",
         "carrier_caption",
         "omitted_note",
+        "result_capped_note",
         "not_sent_note",
         "lost_note",
         "lost_result",
@@ -118,6 +121,17 @@ def test_english_texts() -> None:
     assert t.first_frame_note(1, 12, paged=False) == (
         "(image 2 is the first frame of an animation of 12 frames)")
     assert t.first_frame_note(0, 3, paged=True) == "(image 1 is the first page of 3 pages)"
+    assert t.dropped_note("too_many", 2, max_images=2) == (
+        "(image 3 was not sent: a tool result carries at most 2 images)"
+    )
+    assert t.result_capped_note(1) == (
+        "(the last image was not sent: with it the tool result would be larger than this client"
+        " accepts)")
+    assert t.result_capped_note(3) == (
+        "(the last 3 images were not sent: with them the tool result would be larger than this"
+        " client accepts)")
+    with pytest.raises(ValueError, match="removed must be positive"):
+        t.result_capped_note(0)
 
 
 def test_japanese_texts_are_the_measured_originals() -> None:

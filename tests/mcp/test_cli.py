@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from fuseforks.cli import main
 from fuseforks.demo.camera import frame_text, render_frame
+from tests.helpers import processes
 from tests.mcp.conftest import REPO, SERVERS, http_server
 from tests.mcp.servers import pictures
 
@@ -188,3 +189,18 @@ def test_an_unknown_tool_is_named_as_typed() -> None:
     code, out, err = run("mcp", "call", "--", PY, str(SERVERS / "content.py"), "no_such_tool")
     assert (code, out) == (2, "")
     assert err.startswith("fault: unknown tool 'no_such_tool' (the server offers: text_only, jpeg, ")
+def test_a_reader_that_stops_early_ends_the_listing_quietly(tmp_path: Path) -> None:
+    """`mcp tools … | head -2` on a listing longer than a pipe holds: the two lines, then a
+    quiet end — no broken-pipe traceback."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"many": {
+        "command": PY, "args": [str(SERVERS / "many_tools.py")]}}}))
+    done = processes.run(
+        ["bash", "-c", f"set -o pipefail; {PY} -m fuseforks mcp tools --config {config} | head -2"],
+        capture_output=True, text=True, timeout=300)
+    assert done.stdout.splitlines() == [
+        "many__tool_0000\tTool number 0, one of very many, each saying so at length.",
+        "many__tool_0001\tTool number 1, one of very many, each saying so at length."]
+    assert done.returncode == 1
+    assert all(line.startswith("waiting for server 'many' to start (")  # 3,000 tools take time
+               for line in done.stderr.splitlines()), done.stderr
