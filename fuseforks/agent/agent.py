@@ -350,13 +350,13 @@ class Agent(anyio.AsyncContextManagerMixin):
 
         return await anyio.to_thread.run_sync(find)
 
-    def hand_back(self) -> int:
-        """Stop every running turn without recording an end (each `run` raises `HandedBack`),
-        for another process to take them over; returns how many."""
-        running = list(self._running)
+    def hand_back(self, turn_id: str | None = None) -> list[str]:
+        """Stop every running turn (or the one `turn_id` names) without recording an end (each
+        `run` raises `HandedBack`), for another process to take them over; returns their ids."""
+        running = [t for t in self._running if turn_id is None or t.turn_id == turn_id]
         for turn in running:
             turn.hand_back()
-        return len(running)
+        return [turn.turn_id for turn in running]
 
     def interrupt(self, cause: InterruptCause = "cancelled") -> int:
         """Interrupt every turn this agent is running (each records it); returns how many."""

@@ -1,19 +1,30 @@
-"""Leadership among processes: one relay publishes at a time, one worker runs a turn at a time.
+"""One worker runs a turn at a time: a lock per turn, among every process using the store.
 
 A lock is a PostgreSQL session advisory lock, held by a connection of its own to the database the
 workers share (made with the store's URL and connection options:
 `fuseforks.stores.postgres_database`): the lock goes with the connection, so a holder that dies,
 or loses the server, lets another take it. The store knows nothing of these locks; they are the
 bus side's way of sharing work.
+
+A server restart ends every session, and every lock with it, while their holders live on: a
+holder keeps its lock (`Kept`) by taking it again as soon as the server is back. Nobody else can
+take it while the server is away, and a turn whose request is not delivered again (its worker
+still says it is alive) is not looked for by anyone else, so the holder gets it back; should
+another process hold it first after all, the holder is told, and stops.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
+from collections.abc import Callable
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import psycopg
 
+from fuseforks.core.errors import StoreError
 from fuseforks.stores.postgres_database import Database
 from fuseforks.stores.postgres_sql import DatabaseUrl
 
@@ -67,3 +78,40 @@ class Locks:
             return Leadership(connection)
         connection.close()
         return None
+
+
+KEEP_CHECK = 1.0
+"""Seconds between a kept lock's checks of its connection."""
+logger = logging.getLogger("fuseforks.locks")
+
+
+class Kept:
+    """A lock kept for as long as its holder works: taken again when its connection is lost."""
+
+    def __init__(self, locks: Locks, name: str, held: Leadership) -> None:
+        self.locks, self.name = locks, name
+        self._held = held
+
+    async def keep(self, on_taken: Callable[[], None],
+                   on_again: Callable[[], None] = lambda: None) -> None:
+        """Check the lock every `KEEP_CHECK` seconds until cancelled. Lost with its connection:
+        take it again (`on_again`), or, when another process holds it now, call `on_taken` and
+        return."""
+        while True:
+            await anyio.sleep(KEEP_CHECK)
+            if await anyio.to_thread.run_sync(self._held.held):
+                continue
+            self._held.release()
+            try:
+                again = await anyio.to_thread.run_sync(self.locks.try_lead, self.name)
+            except StoreError as error:  # the server is still away: nobody can take it either
+                logger.warning("lock %s: cannot take it again yet: %s", self.name, error)
+                continue
+            if again is None:
+                on_taken()
+                return
+            self._held = again
+            on_again()
+
+    def release(self) -> None:
+        self._held.release()

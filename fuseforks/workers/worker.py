@@ -49,7 +49,7 @@ from fuseforks.engine.takeover import record_abandoned
 from fuseforks.engine.turn import TurnSpec
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import TurnEnded
-from fuseforks.jetstream.locks import Locks
+from fuseforks.jetstream.locks import Kept, Locks
 from fuseforks.jetstream.relay import Relay
 from fuseforks.jetstream.streams import connect, ensure_streams
 from fuseforks.jetstream.work import HEARTBEAT, WorkRequest, decode_request, work_queue
@@ -225,15 +225,34 @@ class Worker:
         The lock (a PostgreSQL advisory lock of this turn, held on a connection of its own) is
         what keeps two workers from running one turn: a request delivered again while its
         worker is alive but was cut off from the bus (its signs of life lost) finds the lock
-        taken and goes back to the queue."""
-        lock = await anyio.to_thread.run_sync(self._locks.try_lead, f"turn:{request.turn_id}")
+        taken and goes back to the queue. It is kept while the turn runs: lost with its
+        connection (the database restarted), it is taken again."""
+        name = f"turn:{request.turn_id}"
+        lock = await anyio.to_thread.run_sync(self._locks.try_lead, name)
         if lock is None:
             self.say(f"worker {self.name}: turn {request.turn_id} is running elsewhere")
             return False
+        kept = Kept(self._locks, name, lock)
         try:
-            return await self._run_locked(request)
+            async with anyio.create_task_group() as keeping:
+                keeping.start_soon(kept.keep, lambda: self._lock_taken(request.turn_id),
+                                   lambda: self.say(f"worker {self.name}: turn {request.turn_id}: "
+                                                    "its lock taken again (the database was away)"))
+                try:
+                    done = await self._run_locked(request)
+                finally:
+                    keeping.cancel_scope.cancel()
         finally:
-            lock.release()
+            kept.release()
+        return done
+
+    def _lock_taken(self, turn_id: str) -> None:
+        """The turn's lock went with a lost connection and another process holds it now: that
+        one runs the turn; this one stops it where it waits, without an end."""
+        self.say(f"worker {self.name}: turn {turn_id}: another process holds its lock now; "
+                 "handing it back")
+        for agent in list(self._agents.values()):
+            agent.hand_back(turn_id)
 
     async def _run_locked(self, request: WorkRequest) -> bool:
         recorded = await anyio.to_thread.run_sync(self._store.read, request.turn_id)
