@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -34,8 +34,19 @@ KEEPALIVE = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2,
 in seconds, not when the server's default keepalive gives up."""
 
 
-class Leadership:
-    """A held lock (see `Locks.try_lead`)."""
+_KEY = "hashtext(current_schema() || ':fuseforks:' || {name})"
+"""A lock's key: per schema, so that two stores in one database lock each their own."""
+_FREE = f"""SELECT name FROM unnest(%s::text[]) AS name WHERE NOT EXISTS (
+    SELECT 1 FROM pg_locks
+    WHERE locktype = 'advisory' AND granted AND objsubid = 1
+      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND ((classid::bigint << 32) | objid::bigint) = {_KEY.format(name="name")}::bigint)"""
+"""The named locks no session holds (a lock taken with a bigint key shows its high and low 32
+bits as `classid` and `objid`)."""
+
+
+class HeldLock:
+    """A held lock (see `Locks.try_take`)."""
 
     def __init__(self, connection: psycopg.Connection[Any]) -> None:
         self._connection = connection
@@ -59,25 +70,28 @@ class Locks:
     def __init__(self, url: str | DatabaseUrl) -> None:
         self._database = Database(url)
 
-    def try_lead(self, name: str) -> Leadership | None:
-        """Become the one holder of `name` among every process using this database, or None
-        when another process holds it. Failures are one-line `StoreError`s naming the URL
+    def try_take(self, name: str) -> HeldLock | None:
+        """Take `name`, held by one process at a time among every process using this database,
+        or None when another process holds it. Failures are one-line `StoreError`s naming the URL
         without its password."""
         with self._database.translate("lock"):
             connection = self._database.connect(autocommit=True, **KEEPALIVE)
             try:
                 connection.execute("SET statement_timeout = 5000")
-                # Per schema: two stores in one database lead each their own.
                 row = connection.execute(
-                    "SELECT pg_try_advisory_lock(hashtext(current_schema() || ':fuseforks:' "
-                    "|| %s))", [name]).fetchone()
+                    f"SELECT pg_try_advisory_lock({_KEY.format(name='%s')})", [name]).fetchone()
             except BaseException:
                 connection.close()
                 raise
         if row is not None and row[0]:
-            return Leadership(connection)
+            return HeldLock(connection)
         connection.close()
         return None
+
+    def free(self, names: Sequence[str]) -> list[str]:
+        """Which of `names` no process holds now: a look, which takes none of them."""
+        with self._database.translate("lock"), self._database.connect() as connection:
+            return [name for (name,) in connection.execute(_FREE, [list(names)]).fetchall()]
 
 
 KEEP_CHECK = 1.0
@@ -88,7 +102,7 @@ logger = logging.getLogger("fuseforks.locks")
 class Kept:
     """A lock kept for as long as its holder works: taken again when its connection is lost."""
 
-    def __init__(self, locks: Locks, name: str, held: Leadership) -> None:
+    def __init__(self, locks: Locks, name: str, held: HeldLock) -> None:
         self.locks, self.name = locks, name
         self._held = held
 
@@ -103,7 +117,7 @@ class Kept:
                 continue
             self._held.release()
             try:
-                again = await anyio.to_thread.run_sync(self.locks.try_lead, self.name)
+                again = await anyio.to_thread.run_sync(self.locks.try_take, self.name)
             except StoreError as error:  # the server is still away: nobody can take it either
                 logger.warning("lock %s: cannot take it again yet: %s", self.name, error)
                 continue

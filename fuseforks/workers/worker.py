@@ -94,7 +94,8 @@ class Worker:
         self._agents: OrderedDict[AgentKey, Agent] = OrderedDict()
         self._busy: Counter[AgentKey] = Counter()
         self._agents_lock = anyio.Lock()
-        self._in_flight: dict[object, Msg] = {}
+        self._in_flight: dict[object, tuple[str, Msg]] = {}
+        """The requests this worker holds, with their turn ids."""
         self._keeper_done = anyio.Event()
         self._closing = anyio.Event()
         self._closers: dict[Agent, anyio.Event] = {}
@@ -117,8 +118,11 @@ class Worker:
             stack.push_async_callback(connection.close)
             js = connection.jetstream()
             await ensure_streams(js)
-            self._relay = Relay(store, js, locks=self._locks, on_lead=lambda: self.say(
-                f"worker {self.name}: relaying the store's events to the bus"))
+            self._relay = Relay(
+                store, js, holder=self.name,
+                on_lead=lambda: self.say(
+                    f"worker {self.name}: relaying the store's events to the bus"),
+                on_step_down=lambda why: self.say(f"worker {self.name}: stopped relaying: {why}"))
             hub = await stack.enter_async_context(ToolHub(server_configs(self.mcp)))
             self._hub = hub
             queue = await work_queue(js)
@@ -135,14 +139,16 @@ class Worker:
                     with anyio.move_on_after(self.settings.grace):
                         await self._wait_idle()
                     if self._in_flight:
-                        self.say(f"worker {self.name}: handing back "
-                                 f"{len(self._in_flight)} running turns")
+                        running = [turn_id for turn_id, _ in self._in_flight.values()]
+                        self.say(f"worker {self.name}: handing back {len(running)} running "
+                                 f"turns: {', '.join(running)}")
                         with anyio.move_on_after(10):
                             while self._in_flight:
                                 for agent in list(self._agents.values()):
                                     agent.hand_back()
                                 await anyio.sleep(0.05)
                     turns.cancel_scope.cancel()
+
                 # the relay publishes what the last turns committed before it stops
                 with anyio.move_on_after(5):
                     await self._relay_caught_up()
@@ -189,7 +195,7 @@ class Worker:
                 await _quietly(message.term())
                 return
             token = object()
-            self._in_flight[token] = message
+            self._in_flight[token] = (request.turn_id, message)
             async with anyio.create_task_group() as group:
                 group.start_soon(self._heartbeat, message)
                 try:
@@ -228,7 +234,7 @@ class Worker:
         taken and goes back to the queue. It is kept while the turn runs: lost with its
         connection (the database restarted), it is taken again."""
         name = f"turn:{request.turn_id}"
-        lock = await anyio.to_thread.run_sync(self._locks.try_lead, name)
+        lock = await anyio.to_thread.run_sync(self._locks.try_take, name)
         if lock is None:
             self.say(f"worker {self.name}: turn {request.turn_id} is running elsewhere")
             return False

@@ -29,6 +29,7 @@ MODELS = {"anthropic": "claude-sonnet-5-5", "openai-compat": "gpt-oss-120b",
           "gemini": "gemini-3.8-flash", "openai-responses": "gpt-6-sol"}
 
 SHUTTER = Path(__file__).with_name("shutter.py")
+RELAYING = "relaying the store's events to the bus"
 KEYS = {"ANTHROPIC_API_KEY": "sk-ant-worker", "OPENAI_API_KEY": "sk-worker",
         "GEMINI_API_KEY": "g-worker", "XAI_API_KEY": "x-worker", "META_API_KEY": "m-worker",
         "PERPLEXITY_API_KEY": "p-worker"}
@@ -83,7 +84,7 @@ class Cluster:
                 process.kill()
                 process.wait(timeout=20)
 
-    def start_worker(self, name: str, *extra: str) -> subprocess.Popen[str]:
+    def start_worker(self, name: str, *extra: str, wait: bool = True) -> subprocess.Popen[str]:
         command = [sys.executable, "-m", "fuseforks", "worker", "--db", self.pg_url,
                    "--nats", self.nats_url, "--mcp-config", str(self.root / "mcp.json"),
                    "--concurrency", str(self.concurrency), "--name", name, *extra]
@@ -93,8 +94,21 @@ class Cluster:
         process = processes.spawn(command, stdout=subprocess.DEVNULL, stderr=log, text=True,
                                    env={**os.environ, **KEYS, "PYTHONUNBUFFERED": "1"})
         self.workers[name] = process
-        self.wait_for(lambda: "ready" in self.stderr(name), 60, f"worker {name} to start")
+        if wait:
+            self.wait_for(lambda: "ready" in self.stderr(name), 60, f"worker {name} to start")
         return process
+
+    def start_workers(self, *names: str) -> None:
+        """Start workers side by side, each ready when this returns (which of them relays is
+        whichever took the lease first)."""
+        for name in names:
+            self.start_worker(name, wait=False)
+        for name in names:
+            self.wait_for(lambda n=name: "ready" in self.stderr(n), 60, f"worker {name} to start")
+
+    def relaying(self) -> list[str]:
+        """The workers that have said they relay the store's events, in the order named."""
+        return [name for name in self.workers if RELAYING in self.stderr(name)]
 
     def shots(self) -> int:
         """Frames the shutter camera has taken, on every worker."""

@@ -119,7 +119,7 @@ def test_a_turn_another_worker_holds_is_not_run_twice(
     request = WorkRequest(turn_id="turn-held", wire="anthropic", model="claude-sonnet-5-5",
                           request="Look at the camera.", agent="held")
     with Cluster(pg_url, nats.url, tmp_path) as cluster:
-        held = Locks(pg_url).try_lead("turn:turn-held")  # as the first worker's lock would be
+        held = Locks(pg_url).try_take("turn:turn-held")  # as the first worker's lock would be
         assert held is not None
         cluster.start_worker("w1")
         cluster.submit([request])

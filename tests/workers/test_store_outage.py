@@ -41,5 +41,4 @@ def test_a_postgres_restart_between_a_tool_result_and_its_commit_runs_the_tool_o
     assert result.ok and len(result.image_digests) == 1 and '"seq":1' in result.body
     assert isinstance(kinds[-1], TurnEnded) and kinds[-1].stop == "answered"
     assert kinds[-1].answer.startswith("I see 1 image"), kinds[-1].answer
-    assert "its lock taken again (the database was away)" in stderr
     assert anyio.run(verify, events).identical
