@@ -256,7 +256,8 @@ class Agent(anyio.AsyncContextManagerMixin):
                             image_cap=settings.image_cap, conversation_id=conversation_id,
                             history=exchanges, history_dropped=dropped,
                             servers_down=[ServerDown(server=s, reason=r)
-                                          for s, r in self.start_faults.items()])
+                                          for s, r in self.start_faults.items()],
+                            worker=settings.worker)
             model, port = self._ports(live, tools)
             turn = Turn(spec, model, port, publish=bus.publish, turn_id=turn_id, clock=self._clock,
                         on_text=on_text)
@@ -297,7 +298,8 @@ class Agent(anyio.AsyncContextManagerMixin):
         lock = self._locks.setdefault(conversation_id or turn_id, anyio.Lock())
         async with lock:
             bus.forget(turn_id)  # whatever failed before, the turn goes on from its record
-            turn = resume(recorded, model, port, worker=worker or self.settings.name,
+            turn = resume(recorded, model, port,
+                          worker=worker or self.settings.worker or self.settings.name,
                           publish=bus.publish, clock=self._clock)
             outcome = await self._drive(turn, recorded=len(recorded))
         return turn_result(outcome, conversation_id)

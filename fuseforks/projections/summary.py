@@ -18,6 +18,7 @@ from fuseforks.events.types import (
     TurnEnded,
     TurnNotStarted,
     TurnStarted,
+    TurnTakenOver,
 )
 from fuseforks.projections.audit import TurnStop
 from fuseforks.projections.deliveries import deliveries
@@ -37,6 +38,8 @@ class TurnSummary(msgspec.Struct, frozen=True, kw_only=True):
     images_sent: int
     """Distinct tool images its requests carried to the provider (refused requests included)."""
     events: int
+    taken_over: int = 0
+    """Times another worker took the turn over (its process died, or handed it back)."""
 
 
 def turn_summary(envelopes: Sequence[Envelope]) -> TurnSummary:
@@ -56,6 +59,7 @@ def turn_summary(envelopes: Sequence[Envelope]) -> TurnSummary:
         stop=ended.stop if ended else "cut",
         images_sent=len(sent),
         events=len(envelopes),
+        taken_over=sum(isinstance(e.event, TurnTakenOver) for e in envelopes),
     )
 
 
