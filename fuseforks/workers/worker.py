@@ -7,15 +7,17 @@ For each request it reads the turn's record first:
 - a record without an end: the worker that ran it died; this one takes the turn over
   (`Agent.take_over`): the record is re-driven, nothing recorded is asked or called again.
 The request is acknowledged only when its turn has ended in the store. While a turn runs, the
-worker tells the queue it is alive; a worker that dies stops doing so and the request goes to
-another worker. A request whose turn cannot run here (an unknown wire, no key for it) is recorded
+worker tells the queue it is alive, and tells the other workers which turns it runs
+(`fuseforks.workers.watchdog`); a worker that dies stops doing both, and the others hand its
+requests back to the queue as soon as they find its turns' locks free (the queue's ack wait is
+the last resort), so another worker takes each turn over within seconds. A request whose turn cannot run here (an unknown wire, no key for it) is recorded
 as a turn that could not start — `TurnNotStarted` with the wire name as given, then `TurnEnded`
 with the reason, both written by the engine — so the submitter learns why.
 
 Shutdown (SIGTERM, or `stop()`): no new request is taken; running turns finish within `grace`
 seconds; those still running then are handed back (negatively acknowledged, so another worker
-takes them over at once) and the worker exits without recording an end for them — the write-ahead
-record is what the next worker continues from.
+takes them over at once; the worker names them) and the worker exits without recording an end
+for them — the write-ahead record is what the next worker continues from.
 """
 
 from __future__ import annotations
@@ -51,12 +53,14 @@ from fuseforks.events.codec import Envelope
 from fuseforks.events.types import TurnEnded
 from fuseforks.jetstream.locks import Kept, Locks
 from fuseforks.jetstream.relay import Relay
+from fuseforks.jetstream.roster import Roster, Running, ensure_roster
 from fuseforks.jetstream.streams import connect, ensure_streams
 from fuseforks.jetstream.work import HEARTBEAT, WorkRequest, decode_request, work_queue
 from fuseforks.mcp.hub import ToolHub
 from fuseforks.stores.open import open_ordered_store
 from fuseforks.stores.postgres_sql import is_database_url, redact_url
 from fuseforks.workers.settings import WorkerSettings
+from fuseforks.workers.watchdog import Watchdog
 
 logger = logging.getLogger("fuseforks.worker")
 
@@ -118,6 +122,12 @@ class Worker:
             stack.push_async_callback(connection.close)
             js = connection.jetstream()
             await ensure_streams(js)
+            await ensure_roster(js)
+            watchdog = self._watchdog = Watchdog(
+                Roster(js, self.name), self._locks, connection,
+                lambda: [Running(turn_id=turn_id, reply=message.reply)
+                         for turn_id, message in self._in_flight.values()],
+                lambda line: self.say(f"worker {self.name}: {line}"))
             self._relay = Relay(
                 store, js, holder=self.name,
                 on_lead=lambda: self.say(
@@ -129,6 +139,7 @@ class Worker:
             slots = anyio.Semaphore(self.settings.concurrency)
             async with anyio.create_task_group() as relaying:
                 relaying.start_soon(self._relay.run)
+                relaying.start_soon(watchdog.run)
                 await relaying.start(self._keeper)
                 with anyio.move_on_after(10):
                     await self._relay.tried.wait()
@@ -148,7 +159,8 @@ class Worker:
                                     agent.hand_back()
                                 await anyio.sleep(0.05)
                     turns.cancel_scope.cancel()
-
+                with anyio.move_on_after(2):
+                    await watchdog.leave()
                 # the relay publishes what the last turns committed before it stops
                 with anyio.move_on_after(5):
                     await self._relay_caught_up()
@@ -196,6 +208,7 @@ class Worker:
                 return
             token = object()
             self._in_flight[token] = (request.turn_id, message)
+            await self._watchdog.beat()  # in the roster before the turn does anything
             async with anyio.create_task_group() as group:
                 group.start_soon(self._heartbeat, message)
                 try:
@@ -307,7 +320,8 @@ class Worker:
                 self._agents.move_to_end(key)
             else:
                 settings = replace(self.settings.agents, name=request.agent,
-                                   language=request.language, system=request.system)
+                                   language=request.language, system=request.system,
+                                   worker=self.name)
                 agent = Agent(wire=wire, model=request.model, base_url=self.base_urls.get(wire),
                               tools=self._hub, db=self._store, log=None, settings=settings,
                               subscribers=[self._relay])

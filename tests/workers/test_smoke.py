@@ -98,7 +98,7 @@ def test_sigterm_hands_a_running_turn_back_and_another_worker_finishes_it(
         cluster.wait_for(lambda: cluster.counts() == (1, 0), 60, "the turn to start")
         cluster.kill("w1", signal.SIGTERM)
         assert cluster.workers["w1"].wait(timeout=30) == 0, cluster.stderr("w1")
-        assert "handing back 1 running turns" in cluster.stderr("w1")
+        assert "handing back 1 running turns: turn-handed-back\n" in cluster.stderr("w1")
         kept = cluster.turns()["turn-handed-back"]
         assert not isinstance(kept[-1].event, TurnEnded)  # handed back: no end recorded
         cluster.start_worker("w2")
