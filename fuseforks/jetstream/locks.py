@@ -30,8 +30,12 @@ from fuseforks.stores.postgres_sql import DatabaseUrl
 
 KEEPALIVE = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2,
              "keepalives_count": 3, "tcp_user_timeout": 10_000}
-"""A holder that vanishes without closing its socket (power loss, a partition) must lose the lock
-in seconds, not when the server's default keepalive gives up."""
+"""A lock session's socket, probed from both ends: a holder that vanishes without closing it
+(power loss, a partition) loses the lock in seconds — the server ends its session then — not when
+the operating system's default keepalive gives up (two hours); and a holder cut off from the
+server learns it as soon."""
+SERVER_KEEPALIVE = {"tcp_keepalives_idle": 5, "tcp_keepalives_interval": 2,
+                    "tcp_keepalives_count": 3, "tcp_user_timeout": 10_000}
 
 
 _KEY = "hashtext(current_schema() || ':fuseforks:' || {name})"
@@ -75,7 +79,8 @@ class Locks:
         or None when another process holds it. Failures are one-line `StoreError`s naming the URL
         without its password."""
         with self._database.translate("lock"):
-            connection = self._database.connect(autocommit=True, **KEEPALIVE)
+            connection = self._database.connect(
+                **self._database.session(**SERVER_KEEPALIVE), **KEEPALIVE)
             try:
                 connection.execute("SET statement_timeout = 5000")
                 row = connection.execute(

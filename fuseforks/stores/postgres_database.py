@@ -68,12 +68,17 @@ class Database:
                               "-c default_transaction_read_only=on"]))
         return options
 
+    def session(self, **settings: int) -> dict[str, Any]:
+        """The connection options with server settings for the session (`-c name=value`, after
+        any the URL gives)."""
+        given = str(self.options.get("options", conninfo_to_dict(self.url).get("options", "")))
+        added = [f"-c {name}={value}" for name, value in settings.items()]
+        return {**self.options, "options": " ".join(filter(None, [given, *added]))}
+
     def writing(self) -> dict[str, Any]:
         """The options of a session that writes the store: a transaction it leaves idle is
         ended by the server after `IDLE_IN_WRITE` seconds."""
-        given = str(self.options.get("options", conninfo_to_dict(self.url).get("options", "")))
-        idle = f"-c idle_in_transaction_session_timeout={round(IDLE_IN_WRITE * 1000)}"
-        return {**self.options, "options": " ".join(filter(None, [given, idle]))}
+        return self.session(idle_in_transaction_session_timeout=round(IDLE_IN_WRITE * 1000))
 
     def connect(self, **settings: Any) -> psycopg.Connection[Any]:
         """A connection of its own (not a pooled one), `settings` added to the options."""

@@ -71,3 +71,17 @@ def test_a_kept_lock_another_process_took_first_says_so(pg_url: str) -> None:
     assert told.is_set()
     other.release()
     kept.release()
+
+
+def test_a_lock_session_is_probed_by_the_server_too(pg_url: str) -> None:
+    """A holder whose machine vanishes without closing its socket: the server ends the session,
+    and frees the lock, within seconds — not after the operating system's two hours."""
+    lock = Locks(pg_url).try_take("turn:probed")
+    assert lock is not None
+    connection = lock._connection
+    settings = {name: connection.execute(f"SHOW {name}").fetchone()[0]  # type: ignore[index]
+                for name in ("tcp_keepalives_idle", "tcp_keepalives_interval",
+                             "tcp_keepalives_count", "tcp_user_timeout")}
+    assert settings == {"tcp_keepalives_idle": "5", "tcp_keepalives_interval": "2",
+                        "tcp_keepalives_count": "3", "tcp_user_timeout": "10000"}
+    lock.release()
