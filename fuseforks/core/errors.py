@@ -13,6 +13,7 @@ Each derives from `FuseforksError` and is importable from `fuseforks`:
     ├── UnknownName                a wire or village language fuseforks does not know
     ├── ConfigError                an MCP server configuration cannot be used
     ├── BusError                   the message bus could not be reached or refused
+    │   └── LeaseLost              another relay took over the relay's lease
     ├── HandedBack                 a turn stopped without an end, for another process
     ├── PrefixDiverged             a record today's engine does not re-drive alike
     ├── NothingToTakeOver          no unended record to take over
@@ -80,6 +81,11 @@ class ConfigError(FuseforksError, ValueError):
 
 class BusError(FuseforksError):
     """The message bus could not be reached or refused an operation."""
+
+
+class LeaseLost(BusError):
+    """Another relay took over the relay's lease: this one's writes to it are refused, and it
+    publishes nothing more (`fuseforks.jetstream.lease`)."""
 
 
 class HandedBack(FuseforksError):

@@ -40,6 +40,7 @@ import msgspec
 from nats.js import JetStreamContext
 from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 
+from fuseforks.core.errors import LeaseLost
 from fuseforks.jetstream.sightings import Sightings
 from fuseforks.jetstream.streams import RELAY_BUCKET
 
@@ -56,10 +57,6 @@ class LeaseValue(msgspec.Struct, frozen=True, omit_defaults=True):
     """The relay that holds the lease; empty: free."""
     position: str = ""
     """The store position published up to (`tx.position`), empty before the first."""
-
-
-class LeaseLost(Exception):
-    """Another relay took the lease over: this one's writes are refused."""
 
 
 _decode = msgspec.json.Decoder(LeaseValue).decode

@@ -37,8 +37,9 @@ import anyio.to_thread
 from nats.js import JetStreamContext
 from nats.js.errors import KeyNotFoundError, NotFoundError
 
+from fuseforks.core.errors import LeaseLost
 from fuseforks.events.codec import Envelope
-from fuseforks.jetstream.lease import RENEW, WATCH, Lease, LeaseLost, LeaseValue
+from fuseforks.jetstream.lease import RENEW, WATCH, Lease, LeaseValue
 from fuseforks.jetstream.streams import (
     EVENTS_STREAM,
     LEASE_HEADER,
