@@ -47,7 +47,7 @@ from fuseforks.core.errors import (
 )
 from fuseforks.core.names import WireName, parse_wire
 from fuseforks.engine.not_started import record_not_started
-from fuseforks.engine.takeover import record_abandoned
+from fuseforks.engine.takeover import last_worker, record_abandoned
 from fuseforks.engine.turn import TurnSpec
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import TurnEnded
@@ -292,8 +292,9 @@ class Worker:
                 await agent.run(request.request, conversation=request.conversation_id or None,
                                 turn_id=request.turn_id)
             else:
+                previous = last_worker(recorded)
                 self.say(f"worker {self.name}: taking over {request.turn_id} "
-                         f"after seq {recorded[-1].seq}")
+                         f"{f'from {previous} ' if previous else ''}after seq {recorded[-1].seq}")
                 await agent.take_over(request.turn_id, worker=self.name)
         except RecordingFailed as error:  # the store is away (or the turn raced): try again later
             self.say(f"worker {self.name}: turn {request.turn_id} not recorded: {error}")

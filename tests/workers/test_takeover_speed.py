@@ -43,5 +43,6 @@ def test_the_turn_of_a_killed_worker_is_taken_over_before_the_ack_wait(
     assert 0 < latency < ACK_WAIT, latency  # generous: exact figures in bench_takeover
     assert (f"worker {survivor}: worker {victim} fell silent; its turns go back to the queue: "
             "turn-killed") in said
+    assert f"worker {survivor}: taking over turn-killed from {victim} after seq " in said
     assert isinstance(events[-1].event, TurnEnded) and events[-1].event.stop == "answered"
     assert anyio.run(verify, events).identical
