@@ -3,8 +3,11 @@
 Each scenario runs the real engine against the provider simulator on loopback and a real MCP
 server process, with a fixed clock so that re-recording gives stable files. Beside each stream
 `<name>.jsonl` it writes `<name>.log`, the log lines the stream must replay to. The streams under
-`v0/`, `v1/` and `v2/` were recorded by earlier versions and are never re-recorded: they keep the
-upcasters honest.
+`v0/`, `v1/`, `v2/` and `v3/` were recorded by earlier versions and are never re-recorded: they keep
+the upcasters honest.
+
+`gateway-claude-desktop` is a gateway session: Claude Desktop's profile in front of the screenshot
+server, recorded by the same `Session` and `RelayTools` the gateway runs.
 """
 
 from __future__ import annotations
@@ -18,9 +21,13 @@ from fuseforks.agent import Agent, AgentSettings, TurnResult
 from fuseforks.core.names import Language
 from fuseforks.demo.offline import CAMERA_SERVER
 from fuseforks.demo.scenarios import DEMO_SCENARIOS, REQUEST
+from fuseforks.engine.session import Session, SessionSpec
 from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import FixedClock
+from fuseforks.gateway.profiles import profile_for
+from fuseforks.gateway.relay import RelayTools
 from fuseforks.mcp import StdioServer
+from fuseforks.mcp.hub import ToolHub
 from fuseforks.projections.log import turn_log
 from fuseforks.simulator import Script, run_simulator
 from fuseforks.stores.jsonl import write_stream
@@ -31,6 +38,9 @@ REPLAYS = Path(__file__).resolve().parents[1] / "replays"
 RIG = Path(__file__).parent / "engine" / "servers" / "rig.py"
 CAMERA = StdioServer(name=CAMERA_SERVER, command=sys.executable, args=["-m", "fuseforks.demo.camera"])
 RIG_SERVER = StdioServer(name="rig", command=sys.executable, args=[str(RIG)])
+SHOTS = StdioServer(name="shots", command=sys.executable,
+                    args=["-m", "tests.gateway.servers.screenshots"],
+                    cwd=str(REPLAYS.parent))
 
 
 async def record(name: str, server: StdioServer, script: Script, wire: str, model: str, *,
@@ -54,6 +64,29 @@ def save(name: str, history: list[Envelope], folder: Path = REPLAYS) -> None:
     (folder / f"{name}.log").write_text("".join(f"{line}\n" for line in lines))
 
 
+async def record_session(name: str) -> None:
+    """A Claude Desktop session through the gateway: two screenshots fitted into its megabyte, a
+    small JPEG passed through, a tool that does not exist."""
+    profile = profile_for("claude-desktop", "claude-ai", environ={})
+    store = MemoryStore()
+
+    async def publish(batch: list[Envelope]) -> None:
+        store.append(batch)
+
+    async with ToolHub([SHOTS]) as hub:
+        tools = RelayTools(hub, "prefixed", profile.limits, profile.result_limits)
+        session = Session(SessionSpec(agent="gateway", client="claude-ai", client_version="0.14.10",
+                                      transport="stdio", profile=profile.name,
+                                      limits=profile.limits, result_limits=profile.result_limits),
+                          tools, session_id=name, publish=publish,
+                          clock=FixedClock("2026-11-30T00:00:00.000Z", step_ms=10))
+        await session.start()
+        for number, tool in enumerate(("shots__both", "shots__small", "shots__nothing"), 1):
+            await session.call(f"call-{number}", tool, {})
+        await session.end("closed")
+    save(name, store.read(name))
+
+
 async def main() -> None:
     REPLAYS.mkdir(exist_ok=True)
     camera = Script(call_tools=(f"{CAMERA_SERVER}__live_view_image",))
@@ -65,6 +98,7 @@ async def main() -> None:
                  "gemini", "gemini-3.8-flash")
     await record("dropped-every-reason", RIG_SERVER, Script(call_tools=("rig__mixed",)),
                  "openai-compat", "gemini-3.5-flash-lite")
+    await record_session("gateway-claude-desktop")
 
 
 if __name__ == "__main__":

@@ -26,9 +26,10 @@ def test_the_replays_cover_the_p4_table_the_cap_the_repeat_drops_and_version_0()
                                        "image-refusing")} <= names
     assert {"cap-at-20.jsonl", "repeat-stop.jsonl", "dropped-every-reason.jsonl",
             "v0/p4-anthropic-ja.jsonl", "v1/p4-anthropic.jsonl", "v1/repeat-stop.jsonl",
-            "v2/p4-image-refusing.jsonl", "v2/cap-at-20.jsonl"} <= names
+            "v2/p4-image-refusing.jsonl", "v2/cap-at-20.jsonl", "v3/p4-image-refusing.jsonl",
+            "v3/cap-at-20.jsonl", "gateway-claude-desktop.jsonl"} <= names
     versions = {json.loads(line)["version"] for p in STREAMS for line in p.read_text().splitlines()}
-    assert versions == {0, 1, 2, SCHEMA_VERSION}
+    assert versions == {0, 1, 2, 3, SCHEMA_VERSION}
 
 
 @pytest.mark.parametrize("stream", STREAMS, ids=lambda p: p.relative_to(REPLAYS).as_posix())

@@ -13,26 +13,24 @@ per conversation); turns of different conversations run concurrently.
 
 from __future__ import annotations
 
-import ipaddress
-import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 import anyio
 import anyio.to_thread
 
 from fuseforks.agent.progress import Progress, ProgressModel, ProgressTools
 from fuseforks.agent.result import TurnResult, turn_result
+from fuseforks.agent.secrets import known_secrets
 from fuseforks.agent.settings import AgentSettings
 from fuseforks.agent.stream import TurnStream
 from fuseforks.bus.bus import Bus, Subscriber, SubscriberFailure
 from fuseforks.bus.subscribers import LogWriter, StoreWriter
-from fuseforks.core.errors import FuseforksError, NothingToTakeOver
+from fuseforks.core.errors import NothingToTakeOver
 from fuseforks.core.names import (
     InterruptCause,
     Placement,
@@ -62,8 +60,7 @@ from fuseforks.projections.conversation import (
 from fuseforks.stores.open import open_store
 from fuseforks.stores.store import EventStore
 from fuseforks.traces.live import TracerProviderLike, live_subscriber
-from fuseforks.wires.base import Endpoint
-from fuseforks.wires.registry import get_wire
+from fuseforks.wires.registry import resolve_endpoint
 
 _T = TypeVar("_T")
 DEFAULT_SETTINGS = AgentSettings()
@@ -91,17 +88,6 @@ class Conversation:
 
     def __repr__(self) -> str:
         return f"Conversation({self.id!r})"
-
-
-def is_loopback(base_url: str | None) -> bool:
-    """The address is on this machine (127.0.0.0/8, ::1, localhost): local servers take no key."""
-    host = urlsplit(base_url or "").hostname or ""
-    if host.rstrip(".") == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def server_configs(mcp: McpServers) -> list[ServerConfig]:
@@ -148,7 +134,7 @@ class Agent(anyio.AsyncContextManagerMixin):
         self.wire: WireName = parse_wire(wire)
         self.model = model
         self.settings = settings
-        self._endpoint = self._resolve_endpoint(base_url, api_key)
+        self._endpoint = resolve_endpoint(self.wire, base_url, api_key)
         self._servers = server_configs(mcp) if tools is None else []
         self._given_tools = tools
         self._db = db
@@ -168,16 +154,6 @@ class Agent(anyio.AsyncContextManagerMixin):
         self._live: LiveModel | None = None
         self.start_faults: dict[str, str] = {}
         """MCP servers that did not start, and why (the agent runs without their tools)."""
-
-    def _resolve_endpoint(self, base_url: str | None, api_key: str | None) -> Endpoint:
-        wire = get_wire(self.wire)
-        if api_key is None:
-            api_key = next((k for k in map(os.environ.get, wire.key_envs) if k), "")
-        if not api_key and not is_loopback(base_url):
-            raise FuseforksError(
-                f"no API key for {self.wire}: set {' or '.join(wire.key_envs)} "
-                "(or pass api_key=...)")
-        return Endpoint(base_url=base_url or wire.default_base_url, api_key=api_key)
 
     @asynccontextmanager
     async def __asynccontextmanager__(self) -> AsyncIterator[Agent]:
@@ -214,8 +190,10 @@ class Agent(anyio.AsyncContextManagerMixin):
             self._tools = HubTools(hub)
             self._known = capabilities(
                 await anyio.to_thread.run_sync(store.of_kinds, ["PlacementLearned"]))
+            servers = self._servers or hub.configs
             self._bus = await stack.enter_async_context(Bus(
-                subscribers, required=[StoreWriter(store)], on_failure=self._on_failure))
+                subscribers, required=[StoreWriter(store)], on_failure=self._on_failure,
+                secrets=known_secrets(self._endpoint, servers, wire=self.wire)))
             try:
                 yield self
             finally:

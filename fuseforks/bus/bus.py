@@ -23,6 +23,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from fuseforks.core.errors import RecordingFailed
 from fuseforks.events.codec import Envelope
+from fuseforks.events.secrets import Secrets
 
 Batch = Sequence[Envelope]
 
@@ -51,13 +52,17 @@ class Bus(anyio.AsyncContextManagerMixin):
         required: Sequence[Subscriber] = (),
         buffer: float = 0,
         on_failure: Callable[[SubscriberFailure], None] | None = None,
+        secrets: Secrets | None = None,
     ) -> None:
+        """`secrets`: values no subscriber may see (a key pasted into a request, echoed by a
+        tool or a provider), each replaced by a marker in every batch before it is handed on."""
         if buffer < 0 or (buffer != math.inf and int(buffer) != buffer):
             raise ValueError("buffer must be a whole number >= 0 or math.inf")
         self._subscribers = list(subscribers)
         self._required = list(required)
         self._buffer = buffer
         self._on_failure = on_failure
+        self._secrets = secrets or Secrets()
         self._senders: list[tuple[Subscriber, MemoryObjectSendStream[Batch]]] = []
         self.failures: list[SubscriberFailure] = []
         self._broken: dict[str, RecordingFailed] = {}
@@ -86,6 +91,7 @@ class Bus(anyio.AsyncContextManagerMixin):
         turn_id = batch[0].turn_id if batch else ""
         if (broken := self._broken.get(turn_id)) is not None:
             raise broken
+        batch = self._secrets.batch(batch)
         for subscriber in self._required:
             try:
                 await subscriber.handle(batch)

@@ -11,9 +11,11 @@ argument), 1 for a failure — never in a traceback for anything fuseforks expec
 from __future__ import annotations
 
 import importlib
+import logging
+import os
 import sys
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 import click
 
@@ -44,6 +46,8 @@ COMMANDS: dict[str, Entry] = {
                   "Run the offline demo: seven wires and an image-refusing model."),
     "export": Entry("fuseforks.cli.transfer:export",
                     "Write the turns of a store as a JSON Lines stream."),
+    "gateway": Entry("fuseforks.cli.gateway:gateway",
+                     "Stand in front of MCP servers for any MCP client, with the image rules."),
     "image": Entry("fuseforks.cli.image:image",
                    "Look at images the way the engine will send them."),
     "import": Entry("fuseforks.cli.transfer:import_",
@@ -91,6 +95,7 @@ class LazyGroup(click.Group):
              complete_var: str | None = None, standalone_mode: bool = True,
              **extra: Any) -> Any:
         prog_name = prog_name or PROG
+        _quiet_libraries()
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, **extra)
         try:
@@ -113,10 +118,16 @@ class LazyGroup(click.Group):
         except FuseforksError as error:  # a path a command did not translate itself
             click.echo(f"Error: {error}", err=True)
             sys.exit(1)
-        except BrokenPipeError:  # `fuseforks log db | head`: the reader left, nothing to say
-            sys.stdout = open(  # noqa: SIM115 - replaces the closed pipe until exit
-                "/dev/null", "w", encoding="utf-8")
+        except BaseExceptionGroup as group:  # the same, from inside a task group
+            if group.split(BrokenPipeError)[1] is None:
+                _reader_left()
+            known, unknown = group.split(FuseforksError)
+            if known is None or unknown is not None:
+                raise
+            click.echo(f"Error: {_first(known)}", err=True)
             sys.exit(1)
+        except BrokenPipeError:  # `fuseforks log db | head`: the reader left, nothing to say
+            _reader_left()
         except OSError as error:
             where = f": {error.filename}" if error.filename else ""
             click.echo(f"Error: {error.strerror or error}{where}", err=True)
@@ -124,6 +135,34 @@ class LazyGroup(click.Group):
         # Without standalone mode click returns an exit code from `ctx.exit(code)` (e.g. --help)
         # and a command's own return value otherwise; commands return None.
         sys.exit(outcome if isinstance(outcome, int) else 0)
+
+
+QUIET_LOGGERS = ("mcp", "fuseforks.mcp")
+"""Loggers whose records a command never prints: the MCP SDK logs a traceback for each line a
+server writes that is not JSON-RPC, and the tool hub logs each fault; the commands say what
+went wrong themselves, once, in their own words (a server that did not start, a tool's error)."""
+
+
+def _quiet_libraries() -> None:
+    for name in QUIET_LOGGERS:
+        logger = logging.getLogger(name)
+        logger.addHandler(logging.NullHandler())
+        logger.propagate = False
+
+
+def _reader_left() -> NoReturn:
+    """The reader of our output left (`| head`): nothing to say, nowhere to say it."""
+    sys.stdout = open(  # noqa: SIM115 - replaces the closed pipe until exit
+        os.devnull, "w", encoding="utf-8")
+    sys.exit(1)
+
+
+def _first(group: BaseExceptionGroup[FuseforksError]) -> BaseException:
+    """The first error inside (nested) exception groups."""
+    error: BaseException = group
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
 
 
 @click.group(cls=LazyGroup, name=PROG, epilog="""\b

@@ -1,4 +1,5 @@
-"""`fuseforks audit SOURCE`: which images went to which provider, from which tool."""
+"""`fuseforks audit SOURCE`: which images went to which provider (or gateway client), from which
+tool."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from fuseforks.core.names import WIRE_NAMES
 from fuseforks.projections.audit import (
     AuditFilter,
     AuditRows,
+    ClientDeliveryRow,
     DeliveryRow,
     digest_prefix,
     moment_key,
@@ -46,10 +48,11 @@ class DigestPrefix(click.ParamType):
             self.fail(str(error), param, ctx)
 
 
-def as_csv(rows: list[DeliveryRow]) -> str:
+def as_csv(rows: list[DeliveryRow] | list[ClientDeliveryRow],
+           kind: type[DeliveryRow] | type[ClientDeliveryRow] = DeliveryRow) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(DeliveryRow.__struct_fields__)
+    writer.writerow(kind.__struct_fields__)
     for row in rows:
         writer.writerow(msgspec.structs.astuple(row))
     return out.getvalue()
@@ -69,7 +72,11 @@ def print_text(rows: AuditRows) -> None:
                    f"host={row.endpoint_host} {row.placement} round={row.round} {row.purpose} "
                    f"{row.outcome}{' stripped' if row.stripped else ''} turn={row.turn_id}"
                    f"{_TURN_NOTES.get(row.turn_stop, '')}")
-    if not rows.deliveries and not rows.origins:
+    for sent in rows.client_deliveries:
+        click.echo(f"{sent.at} {sent.digest} {sent.tool} -> client {sent.client} "
+                   f"{sent.client_version or '-'} (server {sent.server or '-'}) call={sent.call} "
+                   f"session={sent.session_id}")
+    if not rows.deliveries and not rows.origins and not rows.client_deliveries:
         click.echo("no image matches")
 
 
@@ -77,7 +84,8 @@ def print_text(rows: AuditRows) -> None:
     epilog="""\b
 Examples:
   fuseforks audit fuseforks.db --digest 3fa2 --since 2h
-  fuseforks audit fuseforks.db --provider openai-compat --csv""")
+  fuseforks audit fuseforks.db --provider openai-compat --csv
+  fuseforks audit gateway.db --client claude-code""")
 @click.argument("source", type=SOURCE)
 @click.option("--digest", type=DigestPrefix(), default=None,
               help="Only this image: its SHA-256 as sent, or a unique prefix of 4 hex characters "
@@ -85,6 +93,9 @@ Examples:
 @click.option("--provider", "wire", type=click.Choice(WIRE_NAMES), default=None,
               help="Only requests on this provider wire.")
 @click.option("--model", default=None, help="Only requests to this model, e.g. claude-sonnet-5-5.")
+@click.option("--client", default=None,
+              help="Only images `fuseforks gateway` sent to this MCP client, named as it "
+                   "introduced itself (its name from initialize), e.g. claude-code.")
 @click.option("--tool", default=None,
               help="Only images from this tool, named as the model saw it (server__tool), e.g. "
                    "nik__live_view_image.")
@@ -95,16 +106,22 @@ Examples:
 @click.option("--json", "as_json", is_flag=True,
               help="Print origins and deliveries as one JSON object.")
 @click.option("--csv", "as_csv_flag", is_flag=True,
-              help="Print the deliveries as CSV with a header row.")
+              help="Print the deliveries as CSV with a header row (with --client, the images "
+                   "sent to gateway clients).")
 def audit(source: Location, digest: str | None, wire: str | None, model: str | None,
-          tool: str | None, since: str | None, as_json: bool, as_csv_flag: bool) -> None:
+          client: str | None, tool: str | None, since: str | None, as_json: bool,
+          as_csv_flag: bool) -> None:
     """Which tool images went to which provider, from which tool.
 
     Every delivery of a tool image in SOURCE (a store or a JSON Lines stream): the request that
     carried it, its wire, model and host, whether the image sat in the tool result (native) or in
     a message after it (alternate), and whether the provider received or refused it and the
-    image was then stripped. With --digest, also where the image came from: the tool, its server
-    and round."""
+    image was then stripped. Images that `fuseforks gateway` sent back to an MCP client are
+    listed too, with the client's name and version. With --digest, also where the image came
+    from: the tool, its server and round."""
+    if client is not None and (wire is not None or model is not None):
+        raise click.UsageError("--client names a gateway client: it cannot be combined with "
+                               "--provider or --model")
     if as_json and as_csv_flag:
         raise click.UsageError("--json and --csv cannot be used together")
     with open_source(source) as opened:
@@ -113,9 +130,11 @@ def audit(source: Location, digest: str | None, wire: str | None, model: str | N
             rows = AuditRows(origins=[], deliveries=[])
         else:
             rows = opened.audit(AuditFilter(digest=full, wire=wire, model=model, tool=tool,
-                                            since=since))
+                                            since=since, client=client))
     if as_json:
         click.echo(msgspec.json.encode(rows).decode())
+    elif as_csv_flag and client is not None:
+        click.echo(as_csv(rows.client_deliveries, ClientDeliveryRow), nl=False)
     elif as_csv_flag:
         click.echo(as_csv(rows.deliveries), nl=False)
     else:

@@ -28,7 +28,12 @@ import click
 from fuseforks.agent import Agent, Conversation, TurnResult
 from fuseforks.bus.bus import Batch
 from fuseforks.cli.entry import stopping_means
-from fuseforks.cli.options import agent_options, build_agent_kwargs, stream_option
+from fuseforks.cli.options import (
+    agent_options,
+    build_agent_kwargs,
+    check_conversation,
+    stream_option,
+)
 from fuseforks.cli.text_view import TextView
 from fuseforks.core.media import format_name
 from fuseforks.core.texts import texts
@@ -204,6 +209,8 @@ def chat(conversation_id: str | None, no_stream: bool, **options: object) -> Non
     """Talk to an agent in this terminal: one conversation, turn after turn."""
     stopping_means("before the session started: nothing was sent or recorded")
     kwargs = build_agent_kwargs(options)
+    if conversation_id is not None:
+        check_conversation(options["db"], conversation_id)  # type: ignore[arg-type]
 
     async def main() -> None:
         view = ChatView(None if no_stream else TextView(lambda note: click.echo(f"({note})")))

@@ -53,12 +53,12 @@ def console(source: Location, host: str, port: int, token_file: Path | None) -> 
     PostgreSQL URL; or a JSON Lines stream), newest first and live; each turn as a timeline with
     its tool images as cards and its log lines; the audit search; the capabilities table. The
     store is opened read-only and nothing is ever written. Until Ctrl-C or SIGTERM."""
-    from fuseforks.console.guard import is_loopback
     from fuseforks.console.record import Record
     from fuseforks.console.server import bind, serve
+    from fuseforks.core.hosts import is_loopback_host
 
     token = _token(token_file)
-    if token is None and not is_loopback(host):
+    if token is None and not is_loopback_host(host):
         raise click.UsageError(
             f"serving on {host} lets other machines read the record: set FUSEFORKS_CONSOLE_TOKEN "
             "or give --token-file FILE (or serve on 127.0.0.1)")

@@ -14,7 +14,6 @@ While a server is starting, a line on stderr every few seconds says which one is
 
 from __future__ import annotations
 
-import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from fuseforks.mcp import (
     load_config,
 )
 from fuseforks.mcp.config import tool_prefix
+from fuseforks.mcp.hub import ToolDefinition
 from fuseforks.ports.tools import ToolOutput
 
 _OUT_FORMATS = {"image/jpeg": "JPEG", "image/webp": "WEBP"}
@@ -73,11 +73,9 @@ class CallReport(msgspec.Struct):
     dropped: list[DroppedRow]
 
 
-def _quiet_logs() -> None:
-    """Faults are printed by the command itself; the SDK's and the hub's log lines would repeat them."""
-    for name in ("mcp", "fuseforks.mcp"):
-        logging.getLogger(name).addHandler(logging.NullHandler())
-        logging.getLogger(name).propagate = False
+def _tool_line(tool: ToolDefinition) -> str:
+    summary = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
+    return f"{tool.name}\t{summary}"
 
 
 def _image_line(number: int, image: NormalizedImage) -> str:
@@ -207,23 +205,19 @@ def mcp() -> None:
 @_start_timeout_options
 def tools(config_path: Path, start_timeout: float | None, connect_timeout: float | None) -> None:
     """List every tool of the configured servers as the model is offered it."""
-    _quiet_logs()
     seconds = _start_timeout(start_timeout, connect_timeout)
     try:
         servers = load_config(config_path)
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
 
-    async def run() -> dict[str, str]:
+    async def run() -> tuple[list[str], dict[str, str]]:
         async with ToolHub(servers, start_timeout=seconds, on_waiting=_waiting) as hub:
-            for tool in hub.list_tools():
-                summary = (
-                    tool.description.strip().splitlines()[0] if tool.description.strip() else ""
-                )
-                click.echo(f"{tool.name}\t{summary}")
-            return dict(hub.start_faults)
+            return [_tool_line(tool) for tool in hub.list_tools()], dict(hub.start_faults)
 
-    start_faults = anyio.run(run)
+    lines, start_faults = anyio.run(run)
+    for line in lines:  # printed once the servers are stopped: a reader may leave at any line
+        click.echo(line)
     for reason in start_faults.values():
         click.echo(f"fault: {reason}", err=True)
     if start_faults:
@@ -272,7 +266,6 @@ def call(
 
     Exit status: 0 for a result, 1 for a result the server marked isError, 2 for a fault.
     """
-    _quiet_logs()
     seconds = _start_timeout(start_timeout, connect_timeout)
     remote = url is not None or config_path is not None
     command, tool, arguments = _parse_call(argv, remote)

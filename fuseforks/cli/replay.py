@@ -13,14 +13,73 @@ import msgspec
 from fuseforks.cli.sources import SOURCE, Location, chosen_turns, open_source
 from fuseforks.engine.replay import redrive, verify
 from fuseforks.events.codec import Envelope
-from fuseforks.events.types import TurnEnded, TurnNotStarted, TurnStarted
+from fuseforks.events.types import (
+    SessionEnded,
+    SessionStarted,
+    TurnEnded,
+    TurnNotStarted,
+    TurnStarted,
+)
 from fuseforks.projections.audit import audit_rows
+from fuseforks.projections.fold import fold
 from fuseforks.projections.log import turn_log
+from fuseforks.projections.session import SessionState, call_views, evolve_session
 from fuseforks.projections.summary import turn_usage
 from fuseforks.projections.views import repeat_views, request_views
 
 
+def session_report(envelopes: list[Envelope],
+                   verification: dict[str, Any] | None) -> dict[str, Any]:
+    """A gateway session: its client, each call with what the client was sent, the log, the
+    images each client received."""
+    state = fold(evolve_session, SessionState(), envelopes)
+    assert state.started is not None
+    started = state.started
+    report: dict[str, Any] = {
+        "session_id": envelopes[0].turn_id,
+        "events": len(envelopes),
+        "interrupted": state.ended is None,
+        "stop": state.ended.cause if state.ended else None,
+        "client": started.client, "client_version": started.client_version,
+        "transport": started.transport, "profile": started.profile,
+        "limits": msgspec.to_builtins(started.limits),
+        "result_limits": msgspec.to_builtins(started.result_limits),
+        "calls": msgspec.to_builtins(call_views(state)),
+        "log": turn_log(envelopes),
+        "audit": msgspec.to_builtins(audit_rows(envelopes)),
+    }
+    if verification is not None:
+        report["verify"] = verification
+    return report
+
+
+def print_session_report(report: dict[str, Any]) -> None:
+    echo = click.echo
+    status = "interrupted: no SessionEnded, replayed up to the last recorded event" \
+        if report["interrupted"] else f"stop={report['stop']}"
+    echo(f"session {report['session_id']} ({report['events']} events; {status})")
+    echo(f"  client: {report['client']} {report['client_version'] or '-'} over "
+         f"{report['transport']}, profile {report['profile']}")
+    for call in report["calls"]:
+        outcome = "no result" if call["ok"] is None else "ok" if call["ok"] else "error"
+        echo(f"  call {call['call']} {call['tool']} {call['arguments']} -> {outcome}")
+        echo(f"    body: {call['body']!r}")
+        for image in call["images"]:
+            echo(f"    image {image}")
+        echo(f"    sent to the client: {len(call['sent'])} image(s)")
+        for note in call["notes"]:
+            echo(f"    note {note!r}")
+    echo("  log:")
+    for line in report["log"]:
+        echo(f"    {line}")
+    verification = report.get("verify")
+    if verification is not None:
+        echo("  verify: " + describe(verification))
+
+
 def turn_report(envelopes: list[Envelope], verification: dict[str, Any] | None) -> dict[str, Any]:
+    if isinstance(envelopes[0].event, SessionStarted):
+        return session_report(envelopes, verification)
     ended = envelopes[-1].event if isinstance(envelopes[-1].event, TurnEnded) else None
     audit = audit_rows(envelopes)
     report: dict[str, Any] = {
@@ -55,7 +114,7 @@ async def check(envelopes: list[Envelope]) -> dict[str, Any]:
     first divergence is then either before that point or the point itself, named as such."""
     first = envelopes[0].event
     gap = missing_seq(envelopes)
-    drivable = isinstance(first, TurnStarted | TurnNotStarted)
+    drivable = isinstance(first, TurnStarted | TurnNotStarted | SessionStarted)
     if gap is None and drivable:
         return msgspec.to_builtins(await verify(envelopes))
     produced = await redrive(envelopes) if drivable else []
@@ -81,11 +140,15 @@ async def check(envelopes: list[Envelope]) -> dict[str, Any]:
                 break
     return {
         "turn_id": envelopes[0].turn_id, "recorded": len(envelopes), "produced": len(produced),
-        "interrupted": not isinstance(envelopes[-1].event, TurnEnded), "divergence": divergence,
+        "interrupted": not isinstance(envelopes[-1].event, TurnEnded | SessionEnded),
+        "divergence": divergence,
     }
 
 
 def print_report(report: dict[str, Any]) -> None:
+    if "session_id" in report:
+        print_session_report(report)
+        return
     echo = click.echo
     status = "interrupted: no TurnEnded, replayed up to the last recorded event" \
         if report["interrupted"] else f"stop={report['stop']}"
@@ -168,7 +231,9 @@ def replay(source: Location, turn_id: str | None, check_engine: bool, as_json: b
 
     For every turn in SOURCE (a store or a JSON Lines stream): its answer and token usage, each
     request as the provider received it (images as digest, format and size), the repeat guard's
-    counts per round, the log lines and the image deliveries."""
+    counts per round, the log lines and the image deliveries. For a gateway session: its client,
+    and each call with the images the client was sent and the notes the gateway added; --verify
+    re-drives today's gateway on the recorded calls and results."""
     with open_source(source) as opened:
         turns = chosen_turns(opened, turn_id)
     if to_otlp:
@@ -189,7 +254,8 @@ def replay(source: Location, turn_id: str | None, check_engine: bool, as_json: b
     else:
         for report in reports:
             print_report(report)
-    diverged = [r["turn_id"] for r in reports if r.get("verify", {}).get("divergence")]
+    diverged = [r.get("turn_id") or r["session_id"] for r in reports
+                if r.get("verify", {}).get("divergence")]
     if diverged:
         click.echo(f"Error: {len(diverged)} of {len(reports)} turns diverged from today's engine: "
                    + ", ".join(diverged), err=True)

@@ -11,7 +11,13 @@ import click
 from fuseforks.agent import Agent, TurnResult
 from fuseforks.bus.bus import SubscriberFailure
 from fuseforks.cli.entry import stopping_means
-from fuseforks.cli.options import agent_options, build_agent_kwargs, stream_option
+from fuseforks.cli.options import (
+    agent_options,
+    build_agent_kwargs,
+    check_conversation,
+    not_empty,
+    stream_option,
+)
 from fuseforks.cli.signals import Interrupts
 from fuseforks.cli.text_view import TextView
 from fuseforks.core.errors import FuseforksError, RecordingFailed
@@ -93,8 +99,9 @@ Examples:
 A local OpenAI-compatible server (a --base-url on 127.0.0.1 or localhost) needs no key.""")
 @agent_options
 @click.option("--conversation", default="new", show_default=True,
-              help="The conversation the turn belongs to: an id, `new`, or `last` (the most "
-                   "recent one in the store). Earlier exchanges are sent as text only.")
+              help="The conversation the turn belongs to: `new`, `last` (the most recent one "
+                   "in the store), or the id of one the store holds. Earlier exchanges are sent "
+                   "as text only.")
 @stream_option
 @click.argument("request")
 def run(request: str, conversation: str, no_stream: bool, **options: Any) -> None:
@@ -104,7 +111,9 @@ def run(request: str, conversation: str, no_stream: bool, **options: Any) -> Non
     it arrives, with the log lines as they happen (progress on stderr). The key comes from the
     wire's environment variable; the turn is recorded into the store and the log."""
     stopping_means(NOT_STARTED)
+    not_empty(request, click.Argument(["request"]))
     kwargs = build_agent_kwargs(options)
+    check_conversation(options["db"], conversation)
     try:
         code = anyio.run(_run, kwargs, request, conversation, not no_stream)
     except FuseforksError as error:

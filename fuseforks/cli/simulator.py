@@ -16,8 +16,8 @@ import click
 from fuseforks.simulator import Script, Simulator
 
 
-async def _serve(port: int, record_dir: Path | None, script: Script) -> None:
-    simulator = Simulator(script=script, record_dir=record_dir)
+async def _serve(port: int, record_dir: Path | None, script: Script, require_key: bool) -> None:
+    simulator = Simulator(script=script, record_dir=record_dir, require_key=require_key)
     await simulator.start(port=port)
     click.echo(f"simulator: listening on {simulator.base_url}")
     for wire, url in simulator.base_urls.items():
@@ -44,18 +44,23 @@ Example:
               help="Tool rounds before the model answers.")
 @click.option("--latency", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Seconds the model takes before each answer.")
+@click.option("--require-key", is_flag=True,
+              help="Answer a request without a key with the provider's 401, as the real service "
+                   "does (by default, like any server on this machine, it needs none).")
 def simulator(port: int, record_dir: Path | None, call_tools: tuple[str, ...], rounds: int,
-              latency: float) -> None:
+              latency: float, require_key: bool) -> None:
     """Serve the seven provider wires on 127.0.0.1 (tests, the demo).
 
     A strict local stand-in for the providers, until interrupted: it checks every request
     against its wire's format, answers from a script (call a tool, then describe the images it
-    received), and can refuse images like some real models. The first line it prints is
+    received), and can refuse images like some real models. Like any server on this machine it
+    takes requests without a key (fuseforks sends none to 127.0.0.1 when the wire's variable is
+    unset); --require-key makes it refuse them as the providers do. The first line it prints is
     `simulator: listening on http://127.0.0.1:PORT`, then one base URL per wire."""
     script = Script(call_tools=call_tools, rounds=rounds, latency=latency)
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(_serve(port, record_dir, script))
+            asyncio.run(_serve(port, record_dir, script, require_key))
     except OSError as error:
         where = error.filename or f"127.0.0.1:{port}"
         raise click.ClickException(f"simulator: {error.strerror or error} ({where})") from error

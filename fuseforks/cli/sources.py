@@ -124,11 +124,20 @@ def load_turns(source: Location, turn_id: str | None = None) -> dict[str, list[E
 # --- files a command writes: checked before anything is written ---------------------------------
 
 
+STREAM_SUFFIXES = (".jsonl", ".ndjson", ".jsonlines")
+"""What a JSON Lines stream's file name ends with: never made an SQLite store by mistake."""
+
+
 def check_store_target(path: Location) -> None:
     """Fail unless a store can be opened for writing at `path`: an existing file must be a
     fuseforks store (or empty) this user can write, beside which SQLite can keep its write-ahead
     log; a new one needs a writable directory. A database must be reachable and hold a fuseforks
-    store or no table at all. Nothing is created or changed."""
+    store or no table at all. A path named like a JSON Lines stream is no store's. Nothing is
+    created or changed."""
+    if isinstance(path, Path) and path.suffix.lower() in STREAM_SUFFIXES:
+        raise click.ClickException(
+            f"{path}: named like a JSON Lines stream, not a store (an SQLite file or a "
+            "PostgreSQL URL); fuseforks export writes streams")
     try:
         if isinstance(path, DatabaseUrl):
             inspect_store(path)

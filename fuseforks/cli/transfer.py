@@ -18,6 +18,7 @@ import click
 from fuseforks.cli.sources import (
     SOURCE,
     STORE,
+    STREAM_SUFFIXES,
     Location,
     check_file_target,
     check_store_target,
@@ -150,6 +151,11 @@ def copy(source: Location, destination: Location) -> None:
     if _same(source, destination):
         raise click.ClickException(
             f"{destination}: the source and the destination are the same store; nothing to copy")
+    if isinstance(destination, Path) and destination.suffix.lower() in STREAM_SUFFIXES:
+        raise click.UsageError(
+            f"{destination} names a JSON Lines stream, and copy writes into a store (an SQLite "
+            f"file or a PostgreSQL URL): write a stream with fuseforks export {source} -o "
+            f"{destination}")
     check_store_target(destination)
     outcomes: list[TurnImport] = []
     with open_source(source) as opened:

@@ -8,6 +8,7 @@ import anyio
 import click
 
 from fuseforks.agent import AgentSettings
+from fuseforks.cli.options import http_url, read_mcp_config
 from fuseforks.core.errors import FuseforksError
 from fuseforks.core.names import WireName, parse_wire
 from fuseforks.stores.postgres_sql import is_database_url, redact_url
@@ -27,6 +28,7 @@ def parse_base_urls(values: tuple[str, ...]) -> dict[WireName, str]:
             found[parse_wire(wire)] = url
         except ValueError as error:
             raise click.BadParameter(str(error), param_hint="--base-url") from None
+        http_url(url, hint="--base-url")
     return found
 
 
@@ -66,6 +68,7 @@ def worker(db: str, nats_url: str, mcp_config: str | None, concurrency: int,
     A request is acknowledged when its turn has ended in the store; the turn of a worker that
     died is taken over from its record. SIGTERM or Ctrl-C: take no new request, let running
     turns finish (--grace), hand the rest back, exit 0."""
+    servers = read_mcp_config(mcp_config)
     if not is_database_url(db):
         raise click.BadParameter(
             f"{redact_url(db)!r} is not a PostgreSQL URL (workers share one store)",
@@ -73,7 +76,7 @@ def worker(db: str, nats_url: str, mcp_config: str | None, concurrency: int,
     settings = WorkerSettings(
         concurrency=concurrency, grace=grace, max_agents=max_agents,
         agents=AgentSettings(max_rounds=max_rounds, image_cap=image_cap))
-    running = Worker(db=db, nats=nats_url, mcp=mcp_config, base_urls=parse_base_urls(base_urls),
+    running = Worker(db=db, nats=nats_url, mcp=servers, base_urls=parse_base_urls(base_urls),
                      name=name, settings=settings)
 
     async def main() -> FuseforksError | None:

@@ -27,7 +27,7 @@ from fuseforks.console.listing import TurnFilter, TurnIndex
 from fuseforks.console.record import Reader, Record
 from fuseforks.console.turn_page import turn_page
 from fuseforks.core.errors import FuseforksError
-from fuseforks.core.names import STOP_REASONS, WIRE_NAMES
+from fuseforks.core.names import SESSION_END_CAUSES, STOP_REASONS, WIRE_NAMES
 from fuseforks.core.texts import format_size
 from fuseforks.projections.audit import AuditFilter, AuditRows, digest_prefix, moment_key
 from fuseforks.projections.capabilities import capabilities
@@ -35,7 +35,9 @@ from fuseforks.projections.capabilities import capabilities
 HERE = Path(__file__).parent
 AUDIT_SHOWN = 500
 """Audit rows a page shows at most; the rest is counted (`fuseforks audit --csv` has them all)."""
-_STOPS = (*STOP_REASONS, "cut")
+_LISTED_WIRES = (*WIRE_NAMES, "gateway")
+"""The wires the turns page filters by: a gateway session is listed with the wire `gateway`."""
+_STOPS = (*STOP_REASONS, *SESSION_END_CAUSES, "cut")
 
 
 class Refused(Exception):
@@ -86,13 +88,13 @@ class Console:
 
         def build(reader: Reader) -> dict[str, Any]:
             where = TurnFilter(
-                wire=_choice(args, "wire", WIRE_NAMES), model=args.get("model") or None,
+                wire=_choice(args, "wire", _LISTED_WIRES), model=args.get("model") or None,
                 stop=_choice(args, "stop", _STOPS),
                 conversation=args.get("conversation") or None,
                 since=self._moment(args, "since"), until=self._moment(args, "until"))
             page = self.index.page(reader, self.record.turns(reader), where,
                                    _page_number(args.get("page")))
-            return {"listing": page, "args": args, "wires": WIRE_NAMES, "stops": _STOPS}
+            return {"listing": page, "args": args, "wires": _LISTED_WIRES, "stops": _STOPS}
 
         return await self._page("turns.html", build, args=args)
 
@@ -129,7 +131,8 @@ class Console:
                 rows = reader.audit(AuditFilter(
                     digest=candidates[0] if candidates else None, wire=where.wire,
                     model=where.model, tool=where.tool, since=where.since))
-            return {"rows": rows, "shown": rows.deliveries[:AUDIT_SHOWN], "args": args,
+            return {"rows": rows, "shown": rows.deliveries[:AUDIT_SHOWN],
+                    "sent": rows.client_deliveries[:AUDIT_SHOWN], "args": args,
                     "wires": WIRE_NAMES, "prefix": prefix, "candidates": candidates}
 
         return await self._page("audit.html", build, args=args)
@@ -170,7 +173,8 @@ class Console:
         page = {"turns.html": "turns", "audit.html": "audit"}.get(template, "")
         return HTMLResponse(self._render("message.html", {
             "status": status, "reason": reason, "page": page, "args": args or {},
-            "wires": WIRE_NAMES, "stops": _STOPS}), status_code=status)
+            "wires": _LISTED_WIRES if page == "turns" else WIRE_NAMES, "stops": _STOPS}),
+            status_code=status)
 
     def _moment(self, args: dict[str, str], name: str) -> str | None:
         text = args.get(name, "").strip()

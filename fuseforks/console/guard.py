@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 from collections.abc import Awaitable, Callable, MutableMapping
 from html import escape
 from typing import Any
@@ -47,16 +46,6 @@ HEADERS: list[tuple[bytes, bytes]] = [
     (b"x-frame-options", b"DENY"),
     (b"cache-control", b"no-store"),
 ]
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` (an address or a name) is this machine only."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_token(token: str) -> str:

@@ -18,8 +18,8 @@ import anyio
 import uvicorn
 
 from fuseforks.console.app import Console
-from fuseforks.console.guard import is_loopback
 from fuseforks.console.record import Record
+from fuseforks.core.hosts import is_loopback_host
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8470
@@ -66,10 +66,10 @@ def serve(record: Record, sock: socket.socket, *, token: str | None,
     """Serve the console on `sock` until SIGINT or SIGTERM. `token`: required on every request;
     without one the socket must be bound to a loopback address."""
     host = sock.getsockname()[0]
-    if token is None and not is_loopback(host):
+    if token is None and not is_loopback_host(host):
         raise NeedsToken(host)
     console = Console(record)
-    app = console.app(token=token, loopback_only=is_loopback(host))
+    app = console.app(token=token, loopback_only=is_loopback_host(host))
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                             timeout_graceful_shutdown=GRACE_SECONDS, server_header=False)
     server = _Server(config)

@@ -6,6 +6,9 @@ the summary and the token totals (`summary`, what `turns` and `replay` print), t
 (`log`), each request as the provider received it (`views`, what `replay` prints), where each
 image came from and where it went, received or refused and stripped (`audit`), and how long each
 request and tool call took and how it ended (the trace spans, `fuseforks.traces.spans`).
+
+A gateway session has the same page: its calls in order, and for each image the client it was
+sent to (the client deliveries of the same audit rows) where a turn's names its requests.
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ from fuseforks.events.types import (
     ImagesCapped,
     ImagesDropped,
     RoundStarted,
+    SessionEnded,
+    SessionStarted,
     TurnEnded,
     TurnStarted,
 )
-from fuseforks.projections.audit import DeliveryRow, OriginRow, audit_rows
+from fuseforks.projections.audit import ClientDeliveryRow, DeliveryRow, OriginRow, audit_rows
 from fuseforks.projections.log import turn_log
 from fuseforks.projections.summary import TurnSummary, turn_summary, turn_usage
 from fuseforks.projections.views import RequestView, request_views
@@ -51,6 +56,9 @@ class TurnPage:
     usage: dict[str, int]
     started: TurnStarted | None
     ended: TurnEnded | None
+    session: SessionStarted | None
+    """A gateway session's start (its client, transport and profile); None for a turn."""
+    session_ended: SessionEnded | None
     rounds: list[Round]
     log: list[str]
     requests: dict[int, RequestView]
@@ -66,10 +74,18 @@ class TurnPage:
     """Digests the per-request cap took off, with the round it happened in."""
     drops: dict[str, list[ImagesDropped]] = field(default_factory=dict)
     """The images a tool call's result lost, by call id."""
+    client_deliveries: list[ClientDeliveryRow] = field(default_factory=list)
+    """The images a gateway session sent its client, in order."""
+    sent_by_digest: dict[str, list[ClientDeliveryRow]] = field(default_factory=dict)
 
     @property
     def turn_id(self) -> str:
         return self.summary.turn_id
+
+    @property
+    def over(self) -> bool:
+        """The record has its end: the turn's, or the gateway session's."""
+        return self.ended is not None or self.session_ended is not None
 
 
 def turn_page(envelopes: list[Envelope]) -> TurnPage:
@@ -81,6 +97,9 @@ def turn_page(envelopes: list[Envelope]) -> TurnPage:
     for row in audit.deliveries:
         by_request[row.request_seq].append(row)
         by_digest[row.digest].append(row)
+    sent_by_digest: dict[str, list[ClientDeliveryRow]] = defaultdict(list)
+    for sent in audit.client_deliveries:
+        sent_by_digest[sent.digest].append(sent)
     capped: dict[str, int] = {}
     drops: dict[str, list[ImagesDropped]] = defaultdict(list)
     for envelope in envelopes:
@@ -96,6 +115,8 @@ def turn_page(envelopes: list[Envelope]) -> TurnPage:
         usage=turn_usage(envelopes),
         started=first if isinstance(first, TurnStarted) else None,
         ended=last if isinstance(last, TurnEnded) else None,
+        session=first if isinstance(first, SessionStarted) else None,
+        session_ended=last if isinstance(last, SessionEnded) else None,
         rounds=_rounds(envelopes),
         log=turn_log(envelopes),
         requests={view.seq: view for view in request_views(envelopes)},
@@ -106,6 +127,8 @@ def turn_page(envelopes: list[Envelope]) -> TurnPage:
         deliveries_by_digest=dict(by_digest),
         capped=capped,
         drops=dict(drops),
+        client_deliveries=audit.client_deliveries,
+        sent_by_digest=dict(sent_by_digest),
     )
 
 

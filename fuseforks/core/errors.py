@@ -12,12 +12,15 @@ Each derives from `FuseforksError` and is importable from `fuseforks`:
     ├── PixelLeakError             an event would have carried image data
     ├── UnknownName                a wire or village language fuseforks does not know
     ├── ConfigError                an MCP server configuration cannot be used
+    ├── McpUnavailable             no MCP server could answer for a resource or a prompt
+    ├── MissingKey                 no API key for a wire that needs one
     ├── BusError                   the message bus could not be reached or refused
     │   └── LeaseLost              another relay took over the relay's lease
     ├── HandedBack                 a turn stopped without an end, for another process
     ├── PrefixDiverged             a record today's engine does not re-drive alike
     ├── NothingToTakeOver          no unended record to take over
     ├── ClusterError               a local server of `fuseforks cluster` could not start
+    ├── SessionClosed              a gateway call ended after its client's session
     └── WireError                  a model call failed (fields safe to log)
         ├── WireRejected           a 4xx the provider would refuse again
         ├── WireRetryable          429, 5xx or a transport failure
@@ -79,6 +82,15 @@ class ConfigError(FuseforksError, ValueError):
     """The configuration cannot be used; the message names the server and the field."""
 
 
+class McpUnavailable(FuseforksError):
+    """No MCP server could answer a request for a resource or a prompt (none offers it, or the
+    one that does is down); the message says why, in one line."""
+
+
+class MissingKey(FuseforksError):
+    """No API key for a provider that needs one; the message names the variables to set."""
+
+
 class BusError(FuseforksError):
     """The message bus could not be reached or refused an operation."""
 
@@ -104,6 +116,11 @@ class NothingToTakeOver(FuseforksError):
 class ClusterError(FuseforksError):
     """A local server of `fuseforks cluster` (PostgreSQL, NATS, a worker) could not be set up or
     started; the message says what to do."""
+
+
+class SessionClosed(FuseforksError):
+    """A gateway tool call finished after its client's session had ended: its result goes to
+    nobody, and is not recorded."""
 
 
 class WireError(FuseforksError):

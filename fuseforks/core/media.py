@@ -6,6 +6,8 @@ Kept apart from the code that applies them (`fuseforks.images`) because texts na
 
 from __future__ import annotations
 
+import msgspec
+
 MAX_EDGE_PX = 1568
 """Long edge of an image sent to a model; larger images are scaled down."""
 MAX_BYTES = 2 * 1024 * 1024
@@ -33,6 +35,73 @@ INPUT_MAX_BYTES = 64 * 1024 * 1024
 """Decoded input above this is `too_large` before decoding."""
 JPEG_QUALITY = 85
 """Quality of every JPEG fuseforks writes (re-encode, the WebP-to-JPEG resend)."""
+SHRINK_STEPS = 8
+"""Tries at a smaller size an image gets to fit `ImageLimits.max_bytes` when it may shrink."""
+SHRINK_MIN_EDGE_PX = 64
+"""The long edge an image is never shrunk below to fit a byte limit: smaller says nothing."""
+
+
+class ImageLimits(msgspec.Struct, frozen=True, kw_only=True):
+    """The limits the image pipeline applies to the images of one tool result.
+
+    The defaults are the engine's own rules (the constants above). The gateway runs the same
+    pipeline with the limits of the client in front of it (a client profile), so every rule
+    stays in one place and only its numbers change.
+    """
+
+    max_edge_px: int = MAX_EDGE_PX
+    """Long edge of a sent image; a larger one is scaled down to it."""
+    max_bytes: int = MAX_BYTES
+    """Size of one sent image."""
+    max_images: int = MAX_IMAGES_PER_RESULT
+    """Kept images per tool result; the rest are dropped as `too_many`."""
+    shrink: bool = False
+    """A re-encoded image still over `max_bytes` is scaled down further until it fits (down to
+    `SHRINK_MIN_EDGE_PX`) instead of being dropped as `too_large`. The engine keeps it off."""
+
+    def __post_init__(self) -> None:
+        if self.max_edge_px < 1 or self.max_bytes < 1 or self.max_images < 0:
+            raise ValueError("image limits must be positive (max_images may be 0)")
+
+
+ENGINE_LIMITS = ImageLimits()
+"""The limits of every turn the engine runs."""
+
+
+def base64_size(size: int) -> int:
+    """Characters of the base64 text of `size` bytes (padded), as MCP carries image data."""
+    return 4 * -(-size // 3)
+
+
+CHARS_PER_TOKEN = 4
+"""How a client that limits tool output in tokens counts them: about four characters of the
+result's text per token, an image's base64 text included (see `ResultLimits`)."""
+
+
+class ResultLimits(msgspec.Struct, frozen=True, kw_only=True):
+    """What a client accepts of one whole tool result, images included; None: no limit.
+
+    `max_bytes` is the size of the result as sent (JSON text). `max_tokens` is a token limit of
+    the client, counted as it counts: `CHARS_PER_TOKEN` characters per token of the result's
+    text, where an image's base64 counts as text. Both become one budget of characters.
+    """
+
+    max_bytes: int | None = None
+    max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if (self.max_bytes is not None and self.max_bytes < 1) or (
+                self.max_tokens is not None and self.max_tokens < 1):
+            raise ValueError("result limits must be positive")
+
+    def budget(self) -> int | None:
+        """Characters a whole result may take (ASCII JSON: one byte each); None: no limit."""
+        limits = [limit for limit in (self.max_bytes,
+                                      None if self.max_tokens is None
+                                      else self.max_tokens * CHARS_PER_TOKEN)
+                  if limit is not None]
+        return min(limits) if limits else None
+
 
 MEDIA_TYPES = {"JPEG": "image/jpeg", "WEBP": "image/webp"}
 """Format name -> the media type fuseforks sends it as (PNG is always re-encoded)."""

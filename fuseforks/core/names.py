@@ -50,9 +50,16 @@ InterruptCause = Literal["SIGINT", "SIGTERM", "cancelled"]
 InFlight = Literal["request", "tools"]
 """The side effect a turn was waiting on when it was interrupted."""
 
+GatewayTransport = Literal["stdio", "http"]
+"""How an MCP client reaches the gateway: it launched it (stdio), or over streamable HTTP."""
+SessionEndCause = Literal["closed", "SIGINT", "SIGTERM", "cancelled"]
+"""Why a gateway session ended. `closed`: the client ended it (stdin closed, the HTTP session
+deleted). A signal or `cancelled`: the gateway stopped while the client was still there."""
+
 LANGUAGES: tuple[Language, ...] = get_args(Language)
 WIRE_NAMES: tuple[WireName, ...] = get_args(WireName)
 STOP_REASONS: tuple[StopReason, ...] = get_args(StopReason)
+SESSION_END_CAUSES: tuple[SessionEndCause, ...] = get_args(SessionEndCause)
 DROP_REASONS: tuple[DropReason, ...] = get_args(DropReason)
 
 DEFAULT_MAX_ROUNDS = 8

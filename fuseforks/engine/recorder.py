@@ -28,23 +28,55 @@ from fuseforks.projections.turn_state import TurnState, evolve_turn
 Publish = Callable[[Sequence[Envelope]], Awaitable[None]]
 
 
+class Ledger:
+    """Seals events into a record's envelopes (seq, time) and commits them in batches, in order.
 
+    What a turn's `Recorder` and a gateway `Session` share. Commits are taken one at a time, so
+    when several tasks of one record commit (the concurrent calls of a gateway session), each
+    batch reaches `publish` whole and after the one before it."""
 
-class Recorder:
-    def __init__(self, turn_id: str, clock: Clock, publish: Publish | None = None,
-                 prefix: Sequence[Envelope] = ()) -> None:
+    def __init__(self, turn_id: str, clock: Clock, publish: Publish | None = None) -> None:
         self.turn_id = turn_id
-        self.state = TurnState()
         self.history: list[Envelope] = []
         self._sequencer = Sequencer(turn_id, clock)
         self._publish = publish
         self._unpublished = 0
-        self._prefix = deque(prefix)
+        self._committing = anyio.Lock()
 
     @property
     def seq(self) -> int:
         """The seq of the last event emitted (0 before the first)."""
         return len(self.history)
+
+    def append(self, event: TurnEvent) -> Envelope:
+        """Seal `event` as the record's next envelope, to be published by the next commit."""
+        (envelope,) = self._sequencer.seal([event])
+        self.history.append(envelope)
+        self._unpublished += 1
+        return envelope
+
+    async def commit(self) -> None:
+        """Make every emitted event durable; raises `RecordingFailed` if the record refused it.
+        Shielded whole, the wait for an earlier commit included: a cancelled task still records
+        what it emitted."""
+        with anyio.CancelScope(shield=True):
+            async with self._committing:
+                if not self._unpublished:
+                    return
+                batch = self.history[-self._unpublished :]
+                self._unpublished = 0
+                if self._publish is not None:
+                    await self._publish(batch)
+
+
+class Recorder(Ledger):
+    """A turn's ledger: each event folds into `TurnState` as it is emitted."""
+
+    def __init__(self, turn_id: str, clock: Clock, publish: Publish | None = None,
+                 prefix: Sequence[Envelope] = ()) -> None:
+        super().__init__(turn_id, clock, publish)
+        self.state = TurnState()
+        self._prefix = deque(prefix)
 
     @property
     def in_prefix(self) -> bool:
@@ -52,8 +84,8 @@ class Recorder:
         return bool(self._prefix)
 
     def emit(self, event: TurnEvent) -> None:
-        (envelope,) = self._sequencer.seal([event])
         if self._prefix:
+            (envelope,) = self._sequencer.seal([event])
             recorded = self._prefix.popleft()
             if recorded.event != event:
                 raise PrefixDiverged(
@@ -64,18 +96,7 @@ class Recorder:
             self.history.append(recorded)
             return
         self.state = evolve_turn(self.state, event)
-        self.history.append(envelope)
-        self._unpublished += 1
-
-    async def commit(self) -> None:
-        """Make every emitted event durable; raises `RecordingFailed` if the record refused it."""
-        if not self._unpublished:
-            return
-        batch = self.history[-self._unpublished :]
-        self._unpublished = 0
-        if self._publish is not None:
-            with anyio.CancelScope(shield=True):
-                await self._publish(batch)
+        self.append(event)
 
     # --- ModelNotes: what the provider client reports mid-call ----------------------------------
 

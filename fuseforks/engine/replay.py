@@ -19,6 +19,8 @@ from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall
 from fuseforks.core.errors import WireError, WireRejected
 from fuseforks.core.names import InFlight, Language, WireName
 from fuseforks.engine.not_started import redrive_not_started
+from fuseforks.engine.outputs import recorded_output
+from fuseforks.engine.session_replay import redrive_session
 from fuseforks.engine.takeover import Continuation
 from fuseforks.engine.turn import Turn, TurnSpec
 from fuseforks.events.codec import Envelope
@@ -32,6 +34,8 @@ from fuseforks.events.types import (
     RequestRefused,
     RequestSent,
     ResponseReceived,
+    SessionEnded,
+    SessionStarted,
     ToolCalled,
     ToolResultRecorded,
     ToolSpecRecord,
@@ -42,7 +46,6 @@ from fuseforks.events.types import (
     TurnStarted,
     TurnTakenOver,
 )
-from fuseforks.images.types import DroppedImage, NormalizedImage
 from fuseforks.images.vault import ImageVault
 from fuseforks.mcp.render import ToolOutput
 from fuseforks.ports.model import ModelNotes, TextListener
@@ -222,23 +225,8 @@ class ReplayTools:
             elif isinstance(event, ToolResultRecorded):
                 called = calls.get(event.call_id)
                 key = (event.name, called.arguments if called else "{}")
-                self._outputs[key].append(self._output(event, normalized.get(event.call_id),
-                                                       dropped.get(event.call_id)))
-
-    @staticmethod
-    def _output(result: ToolResultRecorded, normalized: ImagesNormalized | None,
-                dropped: ImagesDropped | None) -> ToolOutput:
-        images = [
-            NormalizedImage(data=b"", media_type=m.media_type, width=m.width, height=m.height,
-                            size=m.size, digest=m.digest, path=m.path,
-                            source_format=m.source_format, source_size=m.source_size)
-            for m in (normalized.images if normalized else [])
-        ]
-        drops = [DroppedImage(reason=d.reason, index=d.index, source_format=d.source_format,
-                              detail=d.detail) for d in (dropped.drops if dropped else [])]
-        return ToolOutput(text=result.body, images=images, dropped=drops,
-                          is_error=not result.ok, fault=result.fault,
-                          image_offsets=list(result.image_offsets))
+                self._outputs[key].append(recorded_output(event, normalized.get(event.call_id),
+                                                         dropped.get(event.call_id)))
 
     def tool_specs(self) -> list[ToolSpecRecord]:
         return self._specs
@@ -289,12 +277,15 @@ def spec_of(started: TurnStarted) -> TurnSpec:
 
 
 async def redrive(recorded: Sequence[Envelope]) -> list[Envelope]:
-    """Run today's engine on a recorded turn's results; return the envelopes it emits. A turn
-    that could not start is recorded again from its request and reason."""
+    """Run today's engine on a recorded turn's results (or today's gateway session on a recorded
+    session's); return the envelopes it emits. A turn that could not start is recorded again
+    from its request and reason."""
     events = [e.event for e in recorded]
     started = events[0]
     if isinstance(started, TurnNotStarted):
         return redrive_not_started(recorded, FixedClock())
+    if isinstance(started, SessionStarted):
+        return await redrive_session(recorded)
     if not isinstance(started, TurnStarted):
         raise ValueError(f"turn {recorded[0].turn_id} does not begin with TurnStarted")
     interruption = _Interruption(events)
@@ -308,7 +299,7 @@ async def redrive(recorded: Sequence[Envelope]) -> list[Envelope]:
 
 async def verify(recorded: Sequence[Envelope]) -> Verification:
     produced = await redrive(recorded)
-    interrupted = not isinstance(recorded[-1].event, TurnEnded)
+    interrupted = not isinstance(recorded[-1].event, TurnEnded | SessionEnded)
     divergence = None
     for index in range(max(len(recorded), len(produced))):
         expected = recorded[index].event if index < len(recorded) else None

@@ -54,6 +54,7 @@ from fuseforks.core.names import (
     parse_language,
 )
 from fuseforks.core.texts import texts
+from fuseforks.engine.outputs import output_events, recorded_arguments
 from fuseforks.engine.recorder import Publish, Recorder
 from fuseforks.engine.takeover import Continuation, Takeovers
 from fuseforks.events.codec import Envelope
@@ -62,11 +63,7 @@ from fuseforks.events.sequencer import Clock, SystemClock
 from fuseforks.events.types import (
     Exchange,
     FallbackSettled,
-    ImageDrop,
-    ImageMeta,
     ImagesCapped,
-    ImagesDropped,
-    ImagesNormalized,
     ImagesStripped,
     PlacementChanged,
     PlacementLearned,
@@ -84,7 +81,6 @@ from fuseforks.events.types import (
     TurnStarted,
     TurnTakenOver,
 )
-from fuseforks.images.types import NormalizedImage
 from fuseforks.images.vault import ImageVault
 from fuseforks.ports.model import ModelPort, OnText, text_listener
 from fuseforks.ports.tools import ToolOutput, ToolPort, fault_output
@@ -92,7 +88,6 @@ from fuseforks.projections.messages import chat_request, deliveries
 from fuseforks.projections.turn_state import ToolEntry, TurnState, plan_cap
 
 SIGNATURE_PIECE = 76
-_canonical = msgspec.json.Encoder(order="sorted")
 
 
 class TurnSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -147,17 +142,11 @@ class _Failed(msgspec.Struct, frozen=True):
     error: str
 
 
-def image_meta(image: NormalizedImage) -> ImageMeta:
-    return ImageMeta(digest=image.digest, source_format=image.source_format,
-                     media_type=image.media_type, path=image.path, width=image.width,
-                     height=image.height, size=image.size, source_size=image.source_size)
-
-
 def call_record(call: ToolCall) -> ToolCallRecord:
     signature = call.signature or ""
     return ToolCallRecord(
         call_id=call.id, name=call.name,
-        arguments=elide_base64(_canonical.encode(call.arguments).decode()),
+        arguments=recorded_arguments(call.arguments),
         signature=[signature[i : i + SIGNATURE_PIECE]
                    for i in range(0, len(signature), SIGNATURE_PIECE)],
     )
@@ -455,30 +444,12 @@ class Turn:
             self._record_output(round_, call, output)
 
     def _record_output(self, round_: int, call: ToolCall, output: ToolOutput) -> None:
-        rec = self.recorder
-        if output.images:
-            rec.emit(ImagesNormalized(round=round_, call_id=call.id,
-                                      images=[image_meta(i) for i in output.images]))
-        if output.dropped:
-            rec.emit(ImagesDropped(round=round_, call_id=call.id, name=call.name, drops=[
-                ImageDrop(index=d.index, reason=d.reason, source_format=d.source_format,
-                          detail=d.detail)
-                for d in output.dropped
-            ]))
         attach = bool(output.images) and not self.state.fallback_active
         if attach:
             for image in output.images:
                 self.vault.hold(image.digest, image.data, image.media_type)
-        body = elide_base64(output.text)
-        # An offset points into the text as the server sent it; if media had to be cut out of
-        # that text, the images go in the wire's own order instead.
-        offsets = output.image_offsets if body == output.text else []
-        rec.emit(ToolResultRecorded(
-            round=round_, call_id=call.id, name=call.name, ok=not output.is_error,
-            body=body, image_digests=[i.digest for i in output.images],
-            attached=attach or not output.images, fault=output.fault,
-            image_offsets=list(offsets) if output.images else [],
-        ))
+        for event in output_events(round_, call.id, call.name, output, attached=attach):
+            self.recorder.emit(event)
 
     def _cap(self, round_: int) -> None:
         cuts = plan_cap(self.state, self.limits.image_cap)

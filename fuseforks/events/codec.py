@@ -20,7 +20,7 @@ import msgspec
 from fuseforks.core.errors import NewerSchemaError
 from fuseforks.events.types import TurnEvent
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bump when an event changes in a way msgspec's additive rules cannot absorb; add an upcaster."""
 
 
@@ -246,3 +246,9 @@ def _request_refused_v2(data: dict[str, Any], context: Context) -> dict[str, Any
 @upcaster(2, "TurnStarted")
 def _turn_started_v2(data: dict[str, Any], context: Context) -> dict[str, Any]:
     return {**data, "learns_placements": False}
+
+
+# --- schema version 3 -> 4 ------------------------------------------------------------------------
+# Version 4 adds the gateway's sessions (`SessionStarted`, `ResultSent`, `SessionEnded`) and
+# `ToolResultRecorded.bytes_without_images`. Nothing of version 3 changes meaning, so no upcaster
+# is needed; the version says that a version-3 reader cannot read what a version-4 writer wrote.

@@ -20,9 +20,11 @@ from typing import Annotated
 import msgspec
 
 from fuseforks.core.canonical import Usage
+from fuseforks.core.media import ImageLimits, ResultLimits
 from fuseforks.core.names import (
     DropReason,
     FallbackOutcome,
+    GatewayTransport,
     ImagePath,
     InFlight,
     InterruptCause,
@@ -31,6 +33,7 @@ from fuseforks.core.names import (
     Placement,
     RefusalKind,
     RequestPurpose,
+    SessionEndCause,
     StopReason,
     WireName,
 )
@@ -248,6 +251,10 @@ class ToolResultRecorded(Event, frozen=True, kw_only=True):
     image_offsets: list[int] = msgspec.field(default_factory=list)
     """Where in `body` each image sat among the server's blocks (character offsets); empty: the
     wire's own order (text, then images, or images first where the provider advises it)."""
+    bytes_without_images: int = 0
+    """Gateway sessions: the size of the result as the gateway sends it to its client, every
+    image's data left out (the JSON text of the other blocks and of the image blocks' frames).
+    With the image sizes it decides the result cap; 0 in turns, which have no such limit."""
 
 
 class ImageCut(msgspec.Struct, frozen=True, kw_only=True):
@@ -367,6 +374,57 @@ class TurnEnded(Event, frozen=True, kw_only=True):
     error: str = ""
 
 
+# --- a gateway session: an MCP client in front of `fuseforks gateway` ---------------------------
+# A session is recorded like a turn (its id in `turn_id`): it starts with `SessionStarted`, each
+# tool call is a `ToolCalled` (its `round` the call's number in the session), the result is
+# recorded with the same events as a turn's (`ImagesNormalized`, `ImagesDropped`,
+# `ToolResultRecorded`, `ImagesCapped` for the client's limit on a whole result), then
+# `ResultSent` when it goes back to the client, and `SessionEnded`.
+
+
+class SessionStarted(Event, frozen=True, kw_only=True):
+    """An MCP client began a session with the gateway. The client (its name and version from
+    `initialize`) stands where a turn has its provider and model; the limits of the client's
+    profile are every input the gateway decides by."""
+
+    agent: str
+    """The gateway's name in the record (where a turn names its agent)."""
+    client: str
+    client_version: str
+    transport: GatewayTransport
+    profile: str
+    limits: ImageLimits
+    result_limits: ResultLimits
+    language: Language
+    """The village language of the notes the gateway adds to results."""
+    tools: list[ToolSpecRecord] = msgspec.field(default_factory=list)
+    """The tools offered when the session started."""
+    servers_down: list[ServerDown] = msgspec.field(default_factory=list)
+
+
+class ResultSent(Event, frozen=True, kw_only=True):
+    """A tool result went back to the gateway's client, with these images (after the cap).
+    Recorded before it is sent. It names the client, the tool and its server itself, so the
+    images each client received are found from these events alone."""
+
+    round: int
+    call_id: str
+    name: str
+    server: str = ""
+    client: str
+    client_version: str = ""
+    images: list[Digest] = msgspec.field(default_factory=list)
+
+
+class SessionEnded(Event, frozen=True, kw_only=True):
+    """The session ended: the client closed it, or the gateway stopped. `unanswered`: calls
+    that had started and got no result (cancelled with the session)."""
+
+    calls: int
+    cause: SessionEndCause
+    unanswered: list[str] = msgspec.field(default_factory=list)
+
+
 TurnEvent = (
     TurnStarted
     | TurnNotStarted
@@ -390,6 +448,9 @@ TurnEvent = (
     | TurnInterrupted
     | TurnTakenOver
     | TurnEnded
+    | SessionStarted
+    | ResultSent
+    | SessionEnded
 )
 
 EVENT_TYPES: tuple[type[Event], ...] = TurnEvent.__args__

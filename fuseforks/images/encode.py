@@ -14,15 +14,20 @@ applied last, on the small image.
 from __future__ import annotations
 
 import io
+import math
 
 from PIL import Image, ImageChops, ImageCms
 
 from fuseforks.core.media import (
     DECODE_MAX_EDGE_PX,
     DECODE_MAX_PIXELS,
+    ENGINE_LIMITS,
     JPEG_QUALITY,
     MAX_EDGE_PX,
+    SHRINK_MIN_EDGE_PX,
+    SHRINK_STEPS,
     WEBP_DECODE_MAX_PIXELS,
+    ImageLimits,
 )
 from fuseforks.images.probe import damaged_ancillary_png_chunks
 
@@ -48,12 +53,13 @@ _ALPHA_MODES = frozenset({"RGBA", "LA", "PA", "RGBa", "La"})
 _SRGB = ImageCms.createProfile("sRGB")
 
 
-def target_size(width: int, height: int) -> tuple[int, int]:
-    """Long edge scaled to 1568 keeping the aspect ratio; never upscaled, never below 1 px."""
+def target_size(width: int, height: int, max_edge: int = MAX_EDGE_PX) -> tuple[int, int]:
+    """Long edge scaled to `max_edge` (1568 for the engine) keeping the aspect ratio; never
+    upscaled, never below 1 px."""
     long_edge = max(width, height)
-    if long_edge <= MAX_EDGE_PX:
+    if long_edge <= max_edge:
         return width, height
-    scale = MAX_EDGE_PX / long_edge
+    scale = max_edge / long_edge
     return max(1, round(width * scale)), max(1, round(height * scale))
 
 
@@ -80,21 +86,23 @@ class DeclaredTooLarge(ValueError):
     """The decoder's header declares an edge over the limit; nothing was decoded."""
 
 
-def decoded_size(fmt: str, width: int, height: int) -> tuple[int, int]:
+def decoded_size(fmt: str, width: int, height: int,
+                 max_edge: int = MAX_EDGE_PX) -> tuple[int, int]:
     """The size the decoder produces for an image declared `width` x `height`: a JPEG decodes at
     the reduced scale (1/2, 1/4 or 1/8) that still covers the sent size (`draft`); PNG and WebP
     decoders have no reduced scale and produce every declared pixel."""
     if fmt != "JPEG":
         return width, height
-    target_width, target_height = target_size(width, height)
+    target_width, target_height = target_size(width, height, max_edge)
     fits = min(width // target_width, height // target_height)
     scale = next(s for s in (8, 4, 2, 1) if fits >= s)  # as Pillow's JpegImageFile.draft picks
     return -(-width // scale), -(-height // scale)
 
 
-def over_decode_budget(fmt: str, width: int, height: int) -> str | None:
+def over_decode_budget(fmt: str, width: int, height: int,
+                       max_edge: int = MAX_EDGE_PX) -> str | None:
     """Why decoding this image would need more memory than fuseforks allows, or None."""
-    w, h = decoded_size(fmt, width, height)
+    w, h = decoded_size(fmt, width, height, max_edge)
     budget = WEBP_DECODE_MAX_PIXELS if fmt == "WEBP" else DECODE_MAX_PIXELS
     if w * h <= budget:
         return None
@@ -104,11 +112,15 @@ def over_decode_budget(fmt: str, width: int, height: int) -> str | None:
     )
 
 
-def reencode(data: bytes, fmt: str) -> tuple[bytes, int, int]:
+def reencode(data: bytes, fmt: str,
+             limits: ImageLimits = ENGINE_LIMITS) -> tuple[bytes, int, int]:
     """JPEG q85 bytes and their size. Raises on anything Pillow cannot decode whole.
 
-    Memory: each full-size intermediate is released as soon as the next one exists, so the peak
-    is two full-size buffers at most (the decoded image and one converted copy)."""
+    The long edge is scaled to `limits.max_edge_px`; with `limits.shrink`, a JPEG still over
+    `limits.max_bytes` is written again smaller (`_shrunk`). Memory: each full-size intermediate
+    is released as soon as the next one exists, so the peak is two full-size buffers at most
+    (the decoded image and one converted copy)."""
+    max_edge = limits.max_edge_px
     if fmt == "PNG":
         data = drop_damaged_ancillary_chunks(data)
     with Image.open(io.BytesIO(data), formats=[fmt]) as opened:
@@ -116,12 +128,12 @@ def reencode(data: bytes, fmt: str) -> tuple[bytes, int, int]:
         width, height = im.size
         if max(width, height) > DECODE_MAX_EDGE_PX:
             raise DeclaredTooLarge(f"declares {width}x{height} px, over {DECODE_MAX_EDGE_PX} px")
-        budget = over_decode_budget(fmt, width, height)
+        budget = over_decode_budget(fmt, width, height, max_edge)
         if budget is not None:
             raise DeclaredTooLarge(budget)
         if getattr(im, "n_frames", 1) > 1:
             im.seek(0)  # animated: the first frame only
-        size = target_size(*im.size)
+        size = target_size(*im.size, max_edge)
         if fmt == "JPEG" and size != im.size:
             im.draft(None, size)
         im.load()
@@ -137,9 +149,34 @@ def reencode(data: bytes, fmt: str) -> tuple[bytes, int, int]:
             rgb = rgb.transpose(step)
         if icc and not cmyk:
             rgb = _to_srgb(rgb, icc)
+    jpeg = _jpeg(rgb)
+    if limits.shrink and len(jpeg) > limits.max_bytes:
+        return _shrunk(rgb, jpeg, limits.max_bytes)
+    return jpeg, rgb.width, rgb.height
+
+
+def _jpeg(rgb: Image.Image) -> bytes:
     out = io.BytesIO()
     rgb.save(out, "JPEG", quality=JPEG_QUALITY)
-    return out.getvalue(), rgb.width, rgb.height
+    return out.getvalue()
+
+
+def _shrunk(rgb: Image.Image, jpeg: bytes, max_bytes: int) -> tuple[bytes, int, int]:
+    """The image scaled down until its JPEG fits `max_bytes`, at the same quality (a JPEG's size
+    follows its pixel count, so each try scales the edges by the square root of the ratio still
+    to lose, a little more). The last try is returned even when it does not fit: the caller
+    drops it then. Never below `SHRINK_MIN_EDGE_PX` on the long edge."""
+    width, height = rgb.size
+    for _ in range(SHRINK_STEPS):
+        scale = math.sqrt(max_bytes / len(jpeg)) * 0.95
+        long_edge = max(SHRINK_MIN_EDGE_PX, math.floor(max(width, height) * scale))
+        if long_edge >= max(width, height):
+            break
+        width, height = target_size(rgb.width, rgb.height, long_edge)
+        jpeg = _jpeg(rgb.resize((width, height), Image.Resampling.LANCZOS))
+        if len(jpeg) <= max_bytes:
+            break
+    return jpeg, width, height
 
 
 def _orientation(im: Image.Image) -> int:

@@ -13,6 +13,9 @@ The decision, cheapest checks first, so hostile input is rejected before it cost
    `too_large` without decoding;
 5. JPEG or still WebP within 1568 px and 2 MiB, and whole -> the same bytes (`pass_through`);
 6. otherwise decode and re-encode to JPEG q85 (`re_encoded`), `too_large` if still over 2 MiB.
+
+The numbers of steps 5 and 6 and the four images per result are the engine's `ImageLimits`; the
+gateway passes the limits of its client (every function here takes `limits`).
 """
 
 from __future__ import annotations
@@ -28,11 +31,10 @@ from PIL import Image
 
 from fuseforks.core.media import (
     DECODE_MAX_EDGE_PX,
+    ENGINE_LIMITS,
     INPUT_MAX_BYTES,
-    MAX_BYTES,
-    MAX_EDGE_PX,
-    MAX_IMAGES_PER_RESULT,
     MEDIA_TYPES,
+    ImageLimits,
 )
 from fuseforks.core.names import DropReason
 from fuseforks.core.signatures import sniff_format
@@ -48,16 +50,18 @@ ImageBlock = str | bytes
 Outcome = NormalizedImage | DroppedImage
 
 
-def normalize_image(data: str | bytes) -> NormalizedImage | DroppedImage:
+def normalize_image(data: str | bytes,
+                    limits: ImageLimits = ENGINE_LIMITS) -> NormalizedImage | DroppedImage:
     """Decide what the model gets for one MCP image block (base64 text, or raw bytes).
 
     Never raises for any input: every failure is a `DroppedImage` with a reason and a short detail
     that never contains the image's bytes.
     """
-    return _normalize(data, 0)
+    return _normalize(data, 0, limits)
 
 
-def normalize_result_images(blocks: Sequence[ImageBlock]) -> ResultImages:
+def normalize_result_images(blocks: Sequence[ImageBlock],
+                            limits: ImageLimits = ENGINE_LIMITS) -> ResultImages:
     """The images of one tool result: up to four kept in order, later ones `too_many`.
 
     An image dropped for another reason does not use up one of the four places, so the next block
@@ -66,16 +70,17 @@ def normalize_result_images(blocks: Sequence[ImageBlock]) -> ResultImages:
     outcomes: dict[int, Outcome] = {}
     kept = 0
     for index, block in enumerate(blocks):
-        if kept >= MAX_IMAGES_PER_RESULT:
-            outcomes[index] = _too_many(block, index)
+        if kept >= limits.max_images:
+            outcomes[index] = _too_many(block, index, limits)
             continue
-        outcome = _normalize(block, index)
+        outcome = _normalize(block, index, limits)
         outcomes[index] = outcome
         kept += isinstance(outcome, NormalizedImage)
     return _collect(outcomes, len(blocks))
 
 
-async def normalize_result_images_async(blocks: Sequence[ImageBlock]) -> ResultImages:
+async def normalize_result_images_async(blocks: Sequence[ImageBlock],
+                                        limits: ImageLimits = ENGINE_LIMITS) -> ResultImages:
     """`normalize_result_images` with the per-image work in worker threads, concurrently.
 
     Runs in waves: as many blocks as there are free places among the four are normalized at
@@ -85,22 +90,23 @@ async def normalize_result_images_async(blocks: Sequence[ImageBlock]) -> ResultI
     outcomes: dict[int, Outcome] = {}
     kept = 0
     cursor = 0
-    while cursor < len(blocks) and kept < MAX_IMAGES_PER_RESULT:
-        wave = range(cursor, min(len(blocks), cursor + MAX_IMAGES_PER_RESULT - kept))
+    while cursor < len(blocks) and kept < limits.max_images:
+        wave = range(cursor, min(len(blocks), cursor + limits.max_images - kept))
         results: dict[int, Outcome] = {}
         async with anyio.create_task_group() as group:
             for index in wave:
-                group.start_soon(_normalize_in_thread, blocks[index], index, results)
+                group.start_soon(_normalize_in_thread, blocks[index], index, limits, results)
         outcomes.update(results)
         kept += sum(isinstance(results[i], NormalizedImage) for i in wave)
         cursor = wave.stop
     for index in range(cursor, len(blocks)):
-        outcomes[index] = _too_many(blocks[index], index)
+        outcomes[index] = _too_many(blocks[index], index, limits)
     return _collect(outcomes, len(blocks))
 
 
-async def _normalize_in_thread(block: ImageBlock, index: int, into: dict[int, Outcome]) -> None:
-    into[index] = await anyio.to_thread.run_sync(_normalize, block, index)
+async def _normalize_in_thread(block: ImageBlock, index: int, limits: ImageLimits,
+                               into: dict[int, Outcome]) -> None:
+    into[index] = await anyio.to_thread.run_sync(_normalize, block, index, limits)
 
 
 def _collect(outcomes: dict[int, Outcome], count: int) -> ResultImages:
@@ -111,7 +117,16 @@ def _collect(outcomes: dict[int, Outcome], count: int) -> ResultImages:
     )
 
 
-def _too_many(block: ImageBlock, index: int) -> DroppedImage:
+def size_text(size: int) -> str:
+    """A byte limit as a detail names it: `2 MiB`, `750 KiB`, or a count of bytes."""
+    if size % (1024 * 1024) == 0:
+        return f"{size // (1024 * 1024)} MiB"
+    if size % 1024 == 0:
+        return f"{size // 1024} KiB"
+    return f"{size:,} bytes"
+
+
+def _too_many(block: ImageBlock, index: int, limits: ImageLimits) -> DroppedImage:
     """Dropped for its position; the format is sniffed from the first bytes only, for instruments."""
     head: bytes
     if isinstance(block, str):
@@ -121,7 +136,7 @@ def _too_many(block: ImageBlock, index: int) -> DroppedImage:
             head = b""
     else:
         head = bytes(block[:18])
-    detail = f"more than {MAX_IMAGES_PER_RESULT} images in one result"
+    detail = f"more than {limits.max_images} images in one result"
     return DroppedImage("too_many", index, sniff_format(head), detail)
 
 
@@ -155,15 +170,15 @@ def _a2b_in_slices(text: str) -> bytes:
     return b"".join(parts)
 
 
-def _normalize(data: ImageBlock, index: int) -> Outcome:
+def _normalize(data: ImageBlock, index: int, limits: ImageLimits) -> Outcome:
     try:
-        return _decide(data, index)
+        return _decide(data, index, limits)
     except Exception as error:  # the contract is "never raises", whatever the input
         name = type(error).__name__
         return _drop("unreadable", index, None, f"unexpected {name} while reading the image")
 
 
-def _decide(data: ImageBlock, index: int) -> Outcome:
+def _decide(data: ImageBlock, index: int, limits: ImageLimits) -> Outcome:
     if isinstance(data, str):
         # 4 base64 characters carry 3 bytes: the decoded size is known before decoding.
         if len(data) // 4 * 3 - data[-2:].count("=") > INPUT_MAX_BYTES:
@@ -190,13 +205,13 @@ def _decide(data: ImageBlock, index: int) -> Outcome:
         # Our header walk is strict; libjpeg and libwebp forgive some damage (stray bytes between
         # segments). Let the decoder judge: it re-checks the edge limit before decoding and
         # refuses a cut file, so nothing broken goes out and nothing readable is lost.
-        return _reencoded(raw, fmt, index, if_unreadable=str(error))
+        return _reencoded(raw, fmt, index, limits, if_unreadable=str(error))
     if min(header.width, header.height) < 1:
         return _drop("unreadable", index, fmt, "declares a zero dimension")
     if max(header.width, header.height) > DECODE_MAX_EDGE_PX:
         detail = f"declares {header.width}x{header.height} px, over {DECODE_MAX_EDGE_PX} px"
         return _drop("too_large", index, fmt, detail)
-    budget = over_decode_budget(fmt, header.width, header.height)
+    budget = over_decode_budget(fmt, header.width, header.height, limits.max_edge_px)
     if budget is not None:
         return _drop("too_large", index, fmt, budget)
 
@@ -204,8 +219,8 @@ def _decide(data: ImageBlock, index: int) -> Outcome:
         fmt in MEDIA_TYPES
         and not header.animated
         and header.intact
-        and max(header.width, header.height) <= MAX_EDGE_PX
-        and len(raw) <= MAX_BYTES
+        and max(header.width, header.height) <= limits.max_edge_px
+        and len(raw) <= limits.max_bytes
     ):
         return NormalizedImage(
             data=raw,
@@ -219,7 +234,7 @@ def _decide(data: ImageBlock, index: int) -> Outcome:
             source_size=len(raw),
         )
 
-    return _reencoded(raw, fmt, index)
+    return _reencoded(raw, fmt, index, limits)
 
 
 def _unreadable_detail(
@@ -238,9 +253,10 @@ def _unreadable_detail(
     return f"cannot decode: {type(error).__name__}"
 
 
-def _reencoded(raw: bytes, fmt: str, index: int, if_unreadable: str | None = None) -> Outcome:
+def _reencoded(raw: bytes, fmt: str, index: int, limits: ImageLimits,
+               if_unreadable: str | None = None) -> Outcome:
     try:
-        jpeg, width, height = reencode(raw, fmt)
+        jpeg, width, height = reencode(raw, fmt, limits)
     except DeclaredTooLarge as error:
         return _drop("too_large", index, fmt, str(error))
     except Image.DecompressionBombError:
@@ -249,9 +265,10 @@ def _reencoded(raw: bytes, fmt: str, index: int, if_unreadable: str | None = Non
         return _drop("too_large", index, fmt, "out of memory while decoding")
     except Exception as error:  # Pillow raises many types for broken files
         return _drop("unreadable", index, fmt, _unreadable_detail(raw, fmt, error, if_unreadable))
-    if len(jpeg) > MAX_BYTES:
+    if len(jpeg) > limits.max_bytes:
         kib = math.ceil(len(jpeg) / 1024)
-        return _drop("too_large", index, fmt, f"re-encoded JPEG is {kib} KiB, over 2 MiB")
+        limit = size_text(limits.max_bytes)
+        return _drop("too_large", index, fmt, f"re-encoded JPEG is {kib} KiB, over {limit}")
     return NormalizedImage(
         data=jpeg,
         media_type="image/jpeg",

@@ -178,9 +178,17 @@ def parse_config(document: Any, environ: Mapping[str, str] | None = None) -> lis
 
 
 def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> list[ServerConfig]:
-    """Read and parse an `mcpServers` JSON file."""
+    """Read and parse an `mcpServers` JSON file; every error names the file."""
+    raw = Path(path).read_bytes()
     try:
-        document = msgspec.json.decode(Path(path).read_bytes())
+        raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    try:
+        document = msgspec.json.decode(raw)
     except msgspec.DecodeError as error:
         raise ConfigError(f"{path}: not valid JSON ({error})") from None
-    return parse_config(document, environ)
+    try:
+        return parse_config(document, environ)
+    except ConfigError as error:
+        raise ConfigError(f"{path}: {error}") from None

@@ -8,6 +8,12 @@ Each connection lives in its own task (the SDK's client is a stack of task group
 entered and left by one task), started inside the hub's task group; calls may come from any task.
 A start either succeeds or returns a one-line reason; a call either returns the server's
 `CallToolResult` or a `CallFault` with a one-line reason and whether the connection is now dead.
+Other requests (resources, prompts) are passed through the same way (`request`), except that a
+server's own JSON-RPC error is raised as it is, for the caller to pass on.
+
+A server's lists may change while it runs: the connection hears it (a `list_changed` notification
+from a server on a handshake protocol version, or a `subscriptions/listen` stream on 2026-07-28),
+lists its tools again and tells `on_change` which list changed.
 """
 
 from __future__ import annotations
@@ -17,19 +23,30 @@ import math
 import os
 import shutil
 import tempfile
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack, suppress
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.lowlevel
 import httpx2
 import msgspec
 from anyio.abc import TaskGroup, TaskStatus
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import Client, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, Implementation, Tool
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
+from mcp.types import CallToolResult, Implementation, ServerCapabilities, Tool
+from mcp_types import (
+    CONNECTION_CLOSED,
+    REQUEST_TIMEOUT,
+    PromptListChangedNotification,
+    ResourceListChangedNotification,
+    ToolListChangedNotification,
+)
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from fuseforks.core.leash import leashed
@@ -50,6 +67,17 @@ _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 _CLIENT_INFO = Implementation(name="fuseforks", version="0.1.0")
 _LIST_PAGES = 100
 
+ListKind = Literal["tools", "resources", "prompts"]
+OnChange = Callable[[str, ListKind], Awaitable[None]]
+"""`on_change(server, kind)`: a server's list of that kind changed (its tools are listed again
+first)."""
+_T = TypeVar("_T")
+_CHANGES: dict[type, ListKind] = {
+    ToolListChangedNotification: "tools", ToolsListChanged: "tools",
+    ResourceListChangedNotification: "resources", ResourcesListChanged: "resources",
+    PromptListChangedNotification: "prompts", PromptsListChanged: "prompts",
+}
+
 
 def _resolve(config: StdioServer) -> str:
     """The server's executable, or `FileNotFoundError` now: through the launcher a missing
@@ -65,10 +93,12 @@ def _resolve(config: StdioServer) -> str:
 
 
 class CallFault(msgspec.Struct, frozen=True):
-    """A call that produced no `CallToolResult`; `dead` means the next call must restart."""
+    """A call that produced no `CallToolResult`; `dead` means the next call must restart;
+    `timed_out`: the server did not answer in time (it may or may not still be working)."""
 
     reason: str
     dead: bool
+    timed_out: bool = False
 
 
 def _leaf(error: BaseException) -> BaseException:
@@ -88,8 +118,10 @@ class Connection:
         start_timeout: float = DEFAULT_START_TIMEOUT,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         max_event_bytes: int = MAX_SSE_EVENT_BYTES,
+        on_change: OnChange | None = None,
     ) -> None:
         self.config = config
+        self._on_change = on_change
         self.tools: list[Tool] = []
         self.start_timeout = (
             config.start_timeout if config.start_timeout is not None else start_timeout
@@ -101,6 +133,7 @@ class Connection:
         self._done: anyio.Event | None = None
         self._stderr_path: str | None = None
         self._garbage_lines = 0
+        self._changes: MemoryObjectSendStream[ListKind] | None = None
 
     @property
     def name(self) -> str:
@@ -109,6 +142,11 @@ class Connection:
     @property
     def connected(self) -> bool:
         return self._client is not None
+
+    @property
+    def capabilities(self) -> ServerCapabilities | None:
+        """What the running server offers (None while it is not connected)."""
+        return self._client.server_capabilities if self._client is not None else None
 
     async def start(self, task_group: TaskGroup) -> str | None:
         """Start the server (stopping any previous session); None on success, else the reason."""
@@ -123,26 +161,40 @@ class Connection:
             await self._done.wait()
         self._stop = self._done = None
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult | CallFault:
+    async def call(self, tool: str, arguments: dict[str, Any],
+                   on_progress: ProgressFnT | None = None) -> CallToolResult | CallFault:
+        """Call a tool; `on_progress` hears the server's progress notifications for the call."""
+        try:
+            return await self.request(tool, lambda client: client.call_tool(
+                tool, arguments, read_timeout_seconds=self._call_timeout,
+                progress_callback=on_progress))
+        except MCPError as error:
+            return CallFault(faults.rejected(self.name, tool, error.code, error.message), False)
+
+    async def request(self, what: str, send: Callable[[Client], Awaitable[_T]]) -> _T | CallFault:
+        """`send(client)` on the running session: its result, or a `CallFault` when the server
+        produced none (gone, timed out, garbled). A JSON-RPC error the server answered with is
+        raised as the `MCPError` it is. `what` names the request in a fault (a tool, a URI)."""
         client = self._client
         if client is None:
             return CallFault(faults.closed_during_call(self.name, self._stderr()), dead=True)
         try:
-            return await client.call_tool(tool, arguments, read_timeout_seconds=self._call_timeout)
+            return await send(client)
         except MCPError as error:
             if error.code == REQUEST_TIMEOUT:
-                return CallFault(faults.call_timeout(self.name, tool, self._call_timeout), False)
+                reason = faults.call_timeout(self.name, what, self._call_timeout)
+                return CallFault(reason, dead=False, timed_out=True)
             if error.code == CONNECTION_CLOSED:
                 detail = None if error.message == "Connection closed" else error.message
                 reason = faults.closed_during_call(self.name, self._stderr(), detail)
                 return CallFault(reason, dead=True)
-            return CallFault(faults.rejected(self.name, tool, error.code, error.message), False)
+            raise
         except ValidationError:
-            return CallFault(faults.malformed_result(self.name, tool), dead=False)
-        except Exception as error:  # boundary: any transport failure becomes a tool error
+            return CallFault(faults.malformed_result(self.name, what), dead=False)
+        except Exception as error:  # boundary: any transport failure becomes a fault
             leaf = _leaf(error)
-            logger.debug("mcp call failed: server=%s tool=%s", self.name, tool, exc_info=leaf)
-            return CallFault(faults.call_failed(self.name, tool, leaf), dead=True)
+            logger.debug("mcp call failed: server=%s what=%s", self.name, what, exc_info=leaf)
+            return CallFault(faults.call_failed(self.name, what, leaf), dead=True)
 
     async def _run(
         self, *, task_status: TaskStatus[str | None] = anyio.TASK_STATUS_IGNORED
@@ -150,6 +202,7 @@ class Connection:
         stop, done = anyio.Event(), anyio.Event()
         self._stop, self._done = stop, done
         self._garbage_lines = 0
+        self._changes = None
         started = False
         reason: str | None = None
         try:
@@ -162,7 +215,14 @@ class Connection:
                     self._client = client
                     started = True
                     task_status.started(None)
-                    await stop.wait()
+                    changes, heard = anyio.create_memory_object_stream[ListKind](16)
+                    self._changes = changes
+                    async with anyio.create_task_group() as watching, changes, heard:
+                        watching.start_soon(self._apply_changes, heard)
+                        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                            watching.start_soon(self._listen, client)
+                        await stop.wait()
+                        watching.cancel_scope.cancel()
             if not started and scope.cancelled_caught:
                 stdout_garbage = self._garbage_lines if isinstance(self.config, StdioServer) else 0
                 reason = faults.handshake_timeout(self.name, self.start_timeout, stdout_garbage)
@@ -174,6 +234,7 @@ class Connection:
                 reason = self._start_fault(leaf)
         finally:
             self._client = None
+            self._changes = None
             self._remove_stderr()
             done.set()
         if not started:
@@ -206,11 +267,11 @@ class Connection:
         )
         return await stack.enter_async_context(client)
 
-    async def _list_tools(self, client: Client) -> list[Tool]:
+    async def _list_tools(self, client: Client, *, fresh: bool = False) -> list[Tool]:
         tools: list[Tool] = []
         cursor: str | None = None
         for _ in range(_LIST_PAGES):
-            page = await client.list_tools(cursor=cursor)
+            page = await client.list_tools(cursor=cursor, cache_mode="bypass" if fresh else "use")
             tools.extend(page.tools)
             cursor = page.next_cursor
             if cursor is None:
@@ -222,7 +283,48 @@ class Connection:
             self._garbage_lines += 1
             if self._garbage_lines == 1:
                 logger.warning("mcp server %s wrote a line that is not JSON-RPC", self.name)
+        kind = _CHANGES.get(type(message))
+        if kind is not None:
+            self._heard(kind)
         await anyio.lowlevel.checkpoint()
+
+    def _heard(self, kind: ListKind) -> None:
+        """A change, handled in its own task (this runs in the session's read loop, which must
+        not wait on a request of its own). Changes say "look again": a full queue loses none."""
+        if self._changes is not None:
+            with suppress(anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self._changes.send_nowait(kind)
+
+    async def _apply_changes(self, heard: MemoryObjectReceiveStream[ListKind]) -> None:
+        async for kind in heard:
+            await self._changed(kind)
+
+    async def _listen(self, client: Client) -> None:
+        """The 2026-07-28 way to hear of changes: a `subscriptions/listen` stream. A server that
+        does not serve it simply never reports a change."""
+        try:
+            async with client.listen(tools_list_changed=True, resources_list_changed=True,
+                                     prompts_list_changed=True) as subscription:
+                async for event in subscription:
+                    kind = _CHANGES.get(type(event))
+                    if kind is not None:
+                        self._heard(kind)
+        except Exception as error:  # a server without listen, or a stream that broke
+            logger.debug("mcp server %s: no change stream (%r)", self.name, _leaf(error))
+
+    async def _changed(self, kind: ListKind) -> None:
+        client = self._client
+        if kind == "tools" and client is not None:
+            try:
+                self.tools = await self._list_tools(client, fresh=True)
+            except Exception as error:  # the old list stays until the next change or restart
+                logger.warning("mcp server %s: listing tools again failed: %r", self.name,
+                               _leaf(error))
+        if self._on_change is not None:
+            try:
+                await self._on_change(self.name, kind)
+            except Exception:  # a listener must never cost the server its connection
+                logger.warning("mcp on_change failed: server=%s", self.name, exc_info=True)
 
     def _start_fault(self, error: BaseException) -> str:
         config = self.config

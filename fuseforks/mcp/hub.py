@@ -9,6 +9,12 @@ and its calls fail at once with the reason.
 
 Starting: each server has `start_timeout` seconds (its configuration's `startTimeout` wins), and a
 caller that passes `on_waiting` hears every few seconds which server it is still waiting for.
+
+For the gateway, which passes whole servers through: `call_result` returns a server's own result
+(not rendered for a model), `on_change` hears when a server's lists changed, the servers'
+resources and prompts are reached through `fuseforks.mcp.catalog`, and a server whose call timed
+out can be restarted before the next call (`restart_after_timeout`: a gateway lives long, and a
+server that hung once may hang for every later call).
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ from typing import Any, Self
 import anyio
 import msgspec
 from anyio.abc import TaskGroup
-from mcp.types import CallToolResult, TextContent
+from mcp.shared.dispatcher import ProgressFnT
+from mcp.types import CallToolResult, ContentBlock, TextContent, Tool
 
 from fuseforks.core.names import Language, parse_language
 from fuseforks.mcp import faults
@@ -33,6 +40,7 @@ from fuseforks.mcp.connection import (
     MAX_SSE_EVENT_BYTES,
     CallFault,
     Connection,
+    OnChange,
 )
 from fuseforks.mcp.render import render_tool_output_async
 from fuseforks.ports.tools import ToolOutput, fault_output
@@ -44,6 +52,17 @@ WAITING_INTERVAL = 5.0
 
 OnWaiting = Callable[[str, float], None]
 """`on_waiting(server, seconds_waited)`: a server is still starting after that many seconds."""
+
+
+def result_content(result: CallToolResult) -> list[ContentBlock]:
+    """A result's content as a model reads it. The spec asks servers to repeat a structured
+    result as text; when one does not, the model still gets the value (as compact JSON, keys
+    sorted) rather than nothing."""
+    content = list(result.content)
+    if not content and result.structured_content is not None:
+        text = msgspec.json.encode(result.structured_content, order="sorted").decode()
+        content = [TextContent(type="text", text=text)]
+    return content
 
 
 class ToolDefinition(msgspec.Struct, frozen=True, kw_only=True):
@@ -83,11 +102,15 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         max_event_bytes: int = MAX_SSE_EVENT_BYTES,
         on_waiting: OnWaiting | None = None,
         waiting_interval: float = WAITING_INTERVAL,
+        on_change: OnChange | None = None,
+        restart_after_timeout: bool = False,
     ) -> None:
         """`start_timeout`: seconds each server has to start, unless its configuration gives its
         own `startTimeout`. `on_waiting(server, seconds_waited)` is called every
         `waiting_interval` seconds while a server is still starting (at the hub's start and at a
-        restart), so a caller can say what it is waiting for; it must not block."""
+        restart), so a caller can say what it is waiting for; it must not block.
+        `on_change(server, kind)` is awaited when a server's tools, resources or prompts changed.
+        `restart_after_timeout`: a call that timed out restarts its server before the next."""
         self._servers = [
             _Server(
                 Connection(
@@ -95,10 +118,12 @@ class ToolHub(anyio.AsyncContextManagerMixin):
                     start_timeout=start_timeout,
                     call_timeout=call_timeout,
                     max_event_bytes=max_event_bytes,
+                    on_change=on_change,
                 )
             )
             for config in servers
         ]
+        self._restart_after_timeout = restart_after_timeout
         self._task_group: TaskGroup | None = None
         self._on_waiting = on_waiting
         self._waiting_interval = waiting_interval
@@ -148,6 +173,11 @@ class ToolHub(anyio.AsyncContextManagerMixin):
                 logger.warning("mcp on_waiting failed: server=%s", name, exc_info=True)
                 return
 
+    @property
+    def configs(self) -> list[ServerConfig]:
+        """The configuration of every server of the hub."""
+        return [server.connection.config for server in self._servers]
+
     def list_tools(self) -> list[ToolDefinition]:
         """Tools of every connected server, prefixed, in configuration then server order."""
         return [
@@ -163,6 +193,37 @@ class ToolHub(anyio.AsyncContextManagerMixin):
             for tool in server.connection.tools
         ]
 
+    def listed_tools(self) -> list[tuple[str, Tool]]:
+        """(prefixed name, the server's own `Tool` with all it declares) of every tool, in the
+        order of `list_tools`."""
+        return [(f"{server.prefix}{SEPARATOR}{tool.name}", tool)
+                for server in self._servers if server.connection.connected
+                for tool in server.connection.tools]
+
+    def connected(self) -> list[tuple[str, str, Connection]]:
+        """(name, prefix, connection) of every server running now, in configuration order."""
+        return [(server.connection.name, server.prefix, server.connection)
+                for server in self._servers if server.connection.connected]
+
+    def resolve(self, name: str) -> tuple[str, str] | None:
+        """The server and its own name for a prefixed name (a tool's or a prompt's), or None."""
+        resolved = self._resolve(name)
+        return None if resolved is None else (resolved[0].connection.name, resolved[1])
+
+    async def connection(self, server_name: str) -> Connection | str:
+        """The server's connection ready for a request (restarted first if it died), or why it
+        cannot take one."""
+        server = next(s for s in self._servers if s.connection.name == server_name)
+        unavailable = await self._ensure_running(server)
+        return server.connection if unavailable is None else unavailable
+
+    def note_fault(self, server_name: str, fault: CallFault) -> None:
+        """A request to the server produced no answer: restart it before the next one if the
+        connection died (or timed out, with `restart_after_timeout`)."""
+        server = next(s for s in self._servers if s.connection.name == server_name)
+        restart = fault.dead or (fault.timed_out and self._restart_after_timeout)
+        server.needs_restart = server.needs_restart or restart
+
     def _resolve(self, name: str) -> tuple[_Server, str] | None:
         matches = [
             (server, name[len(server.prefix) + len(SEPARATOR) :])
@@ -176,20 +237,30 @@ class ToolHub(anyio.AsyncContextManagerMixin):
     async def call(self, name: str, arguments: dict[str, Any], language: Language) -> ToolOutput:
         """Call a prefixed tool; every failure is a tool-error output, never an exception."""
         parse_language(language)  # an unknown language is the caller's bug: fail before any server
+        outcome = await self.call_result(name, arguments)
+        if isinstance(outcome, str):
+            return fault_output(outcome, language)
+        return await self._render(outcome, language)
+
+    async def call_result(self, name: str, arguments: dict[str, Any],
+                          on_progress: ProgressFnT | None = None) -> CallToolResult | str:
+        """Call a prefixed tool: the server's own result, or the one-line reason there is none
+        (unknown tool, server down, crash, timeout, garbage). Never raises. `on_progress` hears
+        the server's progress notifications for the call."""
         resolved = self._resolve(name)
         if resolved is None:
-            return self._fault(name, faults.unknown_tool(name), language)
+            return self._faulted(name, faults.unknown_tool(name))
         server, tool = resolved
         unavailable = await self._ensure_running(server)
         if unavailable is not None:
-            return self._fault(name, unavailable, language)
+            return self._faulted(name, unavailable)
         if not any(listed.name == tool for listed in server.connection.tools):
-            return self._fault(name, faults.unknown_tool(name), language)
-        outcome = await server.connection.call(tool, arguments)
+            return self._faulted(name, faults.unknown_tool(name))
+        outcome = await server.connection.call(tool, arguments, on_progress)
         if isinstance(outcome, CallFault):
-            server.needs_restart = server.needs_restart or outcome.dead
-            return self._fault(name, outcome.reason, language)
-        return await self._render(outcome, language)
+            self.note_fault(server.connection.name, outcome)
+            return self._faulted(name, outcome.reason)
+        return outcome
 
     async def _ensure_running(self, server: _Server) -> str | None:
         """None when the server can take a call; else why not (restarting it once if it died)."""
@@ -206,14 +277,8 @@ class ToolHub(anyio.AsyncContextManagerMixin):
             return None
 
     async def _render(self, result: CallToolResult, language: Language) -> ToolOutput:
-        content = list(result.content)
-        if not content and result.structured_content is not None:
-            # The spec asks servers to repeat structured results as text; when one does not,
-            # the model still gets the value (as compact JSON, keys sorted) rather than nothing.
-            text = msgspec.json.encode(result.structured_content, order="sorted").decode()
-            content = [TextContent(type="text", text=text)]
-        return await render_tool_output_async(content, result.is_error, language)
+        return await render_tool_output_async(result_content(result), result.is_error, language)
 
-    def _fault(self, name: str, reason: str, language: Language) -> ToolOutput:
+    def _faulted(self, name: str, reason: str) -> str:
         logger.warning("mcp fault: tool=%s reason=%s", name, reason)
-        return fault_output(reason, language)
+        return reason

@@ -37,8 +37,10 @@ from mcp.types import (
     TextResourceContents,
 )
 
+from fuseforks.core.media import ENGINE_LIMITS, ImageLimits
 from fuseforks.core.names import Language
 from fuseforks.core.texts import texts
+from fuseforks.images.fit import fit_result_images_async
 from fuseforks.images.normalize import normalize_result_images, normalize_result_images_async
 from fuseforks.images.types import ResultImages
 from fuseforks.ports.tools import ToolOutput, error_text
@@ -83,7 +85,8 @@ def _split(content: Sequence[ContentBlock], language: Language) -> _Split:
     return split
 
 
-def _assemble(split: _Split, result: ResultImages, is_error: bool, language: Language) -> ToolOutput:
+def _assemble(split: _Split, result: ResultImages, is_error: bool, language: Language,
+              limits: ImageLimits) -> ToolOutput:
     t = texts(language)
     body = "\n".join(split.parts)
     if not body:
@@ -91,7 +94,7 @@ def _assemble(split: _Split, result: ResultImages, is_error: bool, language: Lan
             body = t.image_only(len(result.kept))
         elif not result.dropped:
             body = t.empty_result()
-    notes = [t.dropped_note(d.reason, d.index) for d in result.dropped]
+    notes = [t.dropped_note(d.reason, d.index, limits.max_images) for d in result.dropped]
     text = "\n".join([body, *notes] if body else notes)
     if is_error:
         text = error_text(text, language)
@@ -104,18 +107,26 @@ def _assemble(split: _Split, result: ResultImages, is_error: bool, language: Lan
 
 
 def render_tool_output(
-    content: Sequence[ContentBlock], is_error: bool, language: Language
+    content: Sequence[ContentBlock], is_error: bool, language: Language,
+    limits: ImageLimits = ENGINE_LIMITS,
 ) -> ToolOutput:
     """The tool output of an MCP result, normalizing images on the calling thread."""
     split = _split(content, language)
-    return _assemble(split, normalize_result_images(split.images), is_error, language)
+    return _assemble(split, normalize_result_images(split.images, limits), is_error, language,
+                     limits)
 
 
 async def render_tool_output_async(
-    content: Sequence[ContentBlock], is_error: bool, language: Language
+    content: Sequence[ContentBlock], is_error: bool, language: Language,
+    limits: ImageLimits = ENGINE_LIMITS, image_budget: int | None = None,
 ) -> ToolOutput:
-    """`render_tool_output` with image work in worker threads (large images do not block the loop)."""
+    """`render_tool_output` with image work in worker threads (large images do not block the
+    loop). `image_budget`: base64 characters the kept images may take together (a client's limit
+    on a whole result, less the rest of it): larger ones are re-encoded to fit."""
     split = _split(content, language)
     images = split.images
-    result = await normalize_result_images_async(images) if images else ResultImages([], [])
-    return _assemble(split, result, is_error, language)
+    result = (await normalize_result_images_async(images, limits) if images
+              else ResultImages([], []))
+    if image_budget is not None and result.kept:
+        result = await fit_result_images_async(images, result, limits, max(image_budget, 0))
+    return _assemble(split, result, is_error, language, limits)

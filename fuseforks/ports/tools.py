@@ -24,6 +24,9 @@ class ToolOutput(msgspec.Struct, frozen=True, kw_only=True):
     image_offsets: list[int] = []
     """Per kept image, in order: where in `text` it sat among the server's blocks (a character
     offset; 0 before all text). The wires whose format can interleave put each image back there."""
+    bytes_without_images: int = 0
+    """The gateway's result as sent to its client, every image's data left out (JSON bytes);
+    0 where nothing limits a whole result (a turn)."""
 
 
 def error_text(body: str, language: Language) -> str:

@@ -6,6 +6,10 @@ format, size); a *delivery* (`fuseforks.projections.deliveries`, the one fold ev
 `refused` or `unanswered` — and whether the turn then stripped it. The SQL stores answer the same
 questions with views over the same events (`fuseforks.stores.audit_sql`); a test holds the two to
 the same rows.
+
+A gateway session's images go to an MCP client, not a provider: each image a tool result took
+back to the client is a client delivery (`ClientDeliveryRow`, from the same fold module), so the
+audit names the client where it names a provider.
 """
 
 from __future__ import annotations
@@ -19,10 +23,17 @@ import msgspec
 from fuseforks.core.names import ImagePath
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import ImagesNormalized, ToolCalled
-from fuseforks.projections.deliveries import DeliveryRow, Outcome, TurnStop, delivery_rows
+from fuseforks.projections.deliveries import (
+    ClientDeliveryRow,
+    DeliveryRow,
+    Outcome,
+    TurnStop,
+    client_delivery_rows,
+    delivery_rows,
+)
 
-__all__ = ["AuditFilter", "AuditRows", "DeliveryRow", "OriginRow", "Outcome", "TurnStop",
-           "at_key", "audit_rows", "digests", "select", "since_key"]
+__all__ = ["AuditFilter", "AuditRows", "ClientDeliveryRow", "DeliveryRow", "OriginRow", "Outcome",
+           "TurnStop", "at_key", "audit_rows", "digests", "select", "since_key", "with_clients"]
 
 
 class OriginRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -42,9 +53,10 @@ class OriginRow(msgspec.Struct, frozen=True, kw_only=True):
     size: int
 
 
-class AuditRows(msgspec.Struct, frozen=True, kw_only=True):
+class AuditRows(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     origins: list[OriginRow]
     deliveries: list[DeliveryRow]
+    client_deliveries: list[ClientDeliveryRow] = []
 
 
 def origin_rows(history: Iterable[Envelope]) -> list[OriginRow]:
@@ -71,9 +83,11 @@ def origin_rows(history: Iterable[Envelope]) -> list[OriginRow]:
 
 
 def audit_rows(history: Iterable[Envelope]) -> AuditRows:
-    """Every image origin and delivery of the given envelopes (one turn or many, in order)."""
+    """Every image origin and delivery (to a provider or a gateway client) of the given
+    envelopes (one turn or many, in order)."""
     envelopes = list(history)
-    return AuditRows(origins=origin_rows(envelopes), deliveries=delivery_rows(envelopes))
+    return AuditRows(origins=origin_rows(envelopes), deliveries=delivery_rows(envelopes),
+                     client_deliveries=client_delivery_rows(envelopes))
 
 
 # --- selecting rows (the same rules as the SQL in fuseforks.stores.audit_sql) --------------------
@@ -166,16 +180,29 @@ class AuditFilter(msgspec.Struct, frozen=True, kw_only=True):
     model: str | None = None
     tool: str | None = None
     since: str | None = None
+    client: str | None = None
+    """A gateway client's name: only images sent to it (no provider delivery matches)."""
 
     def keeps(self, row: DeliveryRow) -> bool:
+        if self.client is not None or not self._keeps(row.digest, row.tool, row.at):
+            return False
+        return ((self.wire is None or row.wire == self.wire)
+                and (self.model is None or row.model == self.model))
+
+    def keeps_client(self, row: ClientDeliveryRow) -> bool:
+        """A client delivery matches no provider or model filter, and `client` by name."""
+        if self.wire is not None or self.model is not None:
+            return False
+        return ((self.client is None or row.client == self.client)
+                and self._keeps(row.digest, row.tool, row.at))
+
+    def _keeps(self, digest: str, tool: str, at: str) -> bool:
         if self.since is not None:
-            at = at_key(row.at)
-            if at is None or at < self.since:
+            key = at_key(at)
+            if key is None or key < self.since:
                 return False
-        return ((self.digest is None or row.digest == self.digest)
-                and (self.wire is None or row.wire == self.wire)
-                and (self.model is None or row.model == self.model)
-                and (self.tool is None or row.tool == self.tool))
+        return ((self.digest is None or digest == self.digest)
+                and (self.tool is None or tool == self.tool))
 
 
 def select(rows: AuditRows, where: AuditFilter) -> AuditRows:
@@ -186,9 +213,27 @@ def select(rows: AuditRows, where: AuditFilter) -> AuditRows:
         origins=sorted(origins, key=lambda o: (o.at, o.turn_id, o.seq)),
         deliveries=sorted((d for d in rows.deliveries if where.keeps(d)),
                           key=lambda d: (d.at, d.turn_id, d.request_seq)),
+        client_deliveries=select_clients(rows.client_deliveries, where),
     )
 
 
+def with_clients(rows: AuditRows, sent: Iterable[Envelope], where: AuditFilter) -> AuditRows:
+    """`rows` (origins and provider deliveries, as a store's SQL answers them) completed with
+    the client deliveries `where` asks for, from a store's `ResultSent` envelopes; a `client`
+    filter leaves no provider delivery."""
+    return AuditRows(origins=rows.origins,
+                     deliveries=rows.deliveries if where.client is None else [],
+                     client_deliveries=select_clients(client_delivery_rows(sent), where))
+
+
+def select_clients(rows: Iterable[ClientDeliveryRow],
+                   where: AuditFilter) -> list[ClientDeliveryRow]:
+    return sorted((r for r in rows if where.keeps_client(r)),
+                  key=lambda r: (r.at, r.session_id, r.seq))
+
+
 def digests(rows: AuditRows) -> set[str]:
-    """Every image digest the rows name (produced by a tool or carried by a request)."""
-    return {o.digest for o in rows.origins} | {d.digest for d in rows.deliveries}
+    """Every image digest the rows name (produced by a tool, carried by a request or sent to a
+    client)."""
+    return ({o.digest for o in rows.origins} | {d.digest for d in rows.deliveries}
+            | {d.digest for d in rows.client_deliveries})

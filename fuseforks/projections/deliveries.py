@@ -11,6 +11,10 @@ received (`delivered`).
 `TurnResult.images`, the audit rows (and so `fuseforks audit`, whose SQL views a test holds to
 the same rows), the demo's table, `chat`'s `/audit`, `fuseforks turns` and the chat spans all
 read this fold, so they cannot disagree about where an image went.
+
+A gateway session delivers to an MCP client rather than a provider: each image a tool result took
+back to the client is a *client delivery* (`ClientDeliveryRow`), read from `ResultSent`, which
+names everything the row needs (the client, its version, the tool and its server).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from fuseforks.events.types import (
     RequestRefused,
     RequestSent,
     ResponseReceived,
+    ResultSent,
     ToolCalled,
     TurnEnded,
 )
@@ -79,6 +84,22 @@ class DeliveryRow(msgspec.Struct, frozen=True, kw_only=True):
     stripped: bool
     turn_stop: TurnStop
     """How the request's turn ended; `cut` when its record has no end (the process died)."""
+
+
+class ClientDeliveryRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One image a gateway session sent back to its MCP client with a tool result."""
+
+    digest: str
+    session_id: str
+    seq: int
+    at: str
+    call: int
+    """The call's number in its session."""
+    call_id: str
+    tool: str
+    server: str
+    client: str
+    client_version: str
 
 
 def _settle(state: Deliveries, outcome: Outcome) -> Deliveries:
@@ -165,3 +186,16 @@ def delivered(state: Deliveries) -> list[DeliveryRow]:
 def received(state: Deliveries) -> list[SentRequest]:
     """The requests that carried tool images and were answered, in order."""
     return [r for r in state.requests if r.sent.images and r.outcome == "received"]
+
+
+def client_delivery_rows(history: Iterable[Envelope]) -> list[ClientDeliveryRow]:
+    """Every client delivery of the given envelopes, in order (only `ResultSent` counts, so a
+    store's `ResultSent` events alone give every row)."""
+    return [
+        ClientDeliveryRow(digest=digest, session_id=envelope.turn_id, seq=envelope.seq,
+                          at=envelope.at, call=event.round, call_id=event.call_id,
+                          tool=event.name, server=event.server, client=event.client,
+                          client_version=event.client_version)
+        for envelope in history if isinstance(event := envelope.event, ResultSent)
+        for digest in event.images
+    ]

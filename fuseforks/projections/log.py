@@ -29,7 +29,10 @@ from fuseforks.events.types import (
     RequestRefused,
     RequestSent,
     ResponseReceived,
+    ResultSent,
     RoundStarted,
+    SessionEnded,
+    SessionStarted,
     ToolCalled,
     ToolResultRecorded,
     TurnEnded,
@@ -50,6 +53,8 @@ class LogState(msgspec.Struct, frozen=True, kw_only=True):
     """`agent` as written in a line, quoted once per turn instead of once per line."""
     wire: str = "-"
     model: str = "-"
+    client: str = "-"
+    """A gateway session's client and its version (`claude-code 2.1.0`)."""
     lines: tuple[str, ...] = ()
 
 
@@ -82,7 +87,7 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
     agent = state.agent_token
     match event:
         # Most events add no line; matching them first keeps the common case to one test.
-        case TurnStarted():
+        case TurnStarted() | SessionStarted():
             return [
                 f"tool server down: agent={agent} server={value(down.server)} "
                 f"reason={value(down.reason)}"
@@ -98,6 +103,7 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
             | RequestRefused()
             | ImagesStripped()
             | PlacementLearned()
+            | ResultSent()
         ):
             return []
         case ToolResultRecorded():
@@ -168,17 +174,23 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
                 f"turn: agent={agent} backend={value(state.wire)} model={value(state.model)} "
                 f"rounds={event.rounds} stop={_STOP_SHOWN.get(event.stop, event.stop)}"
             ]
+        case SessionEnded():
+            unanswered = f" unanswered={len(event.unanswered)}" if event.unanswered else ""
+            return [
+                f"session: agent={agent} client={value(state.client)} calls={event.calls} "
+                f"stop={event.cause}{unanswered}"
+            ]
         case _:
             assert_never(event)
 
 
 SILENT: frozenset[type] = frozenset({
     RoundStarted, RequestSent, ResponseReceived, ToolCalled, ImagesNormalized, RequestRefused,
-    ImagesStripped, PlacementLearned,
+    ImagesStripped, PlacementLearned, ResultSent,
 })
-"""Kinds that add no line (besides `TurnStarted` and `TurnNotStarted`, which set the context):
-skipped before `render`, because most of a turn's events are of these kinds and this fold runs on
-every read."""
+"""Kinds that add no line (besides `TurnStarted`, `TurnNotStarted` and `SessionStarted`, which set
+the context): skipped before `render`, because most of a turn's events are of these kinds and this
+fold runs on every read."""
 
 
 def evolve_log(state: LogState, event: TurnEvent) -> LogState:
@@ -187,6 +199,10 @@ def evolve_log(state: LogState, event: TurnEvent) -> LogState:
     if isinstance(event, TurnStarted | TurnNotStarted):
         state = LogState(agent=event.agent, agent_token=value(event.agent), wire=event.wire,
                          model=event.model, lines=state.lines)
+    elif isinstance(event, SessionStarted):
+        client = f"{event.client} {event.client_version}".strip()
+        state = LogState(agent=event.agent, agent_token=value(event.agent), client=client,
+                         lines=state.lines)
     added = render(state, event)
     if not added:
         return state
@@ -209,6 +225,12 @@ def turn_log(envelopes: Sequence[Envelope]) -> list[str]:
     never completed after the fact."""
     state = fold(evolve_log, LogState(), envelopes)
     lines = list(state.lines)
+    if envelopes and isinstance(envelopes[0].event, SessionStarted):
+        if not isinstance(envelopes[-1].event, SessionEnded):
+            calls = sum(isinstance(e.event, ToolCalled) for e in envelopes)
+            lines.append(f"session cut: agent={state.agent_token} client={value(state.client)} "
+                         f"calls={calls} (no end recorded)")
+        return lines
     if envelopes and not isinstance(envelopes[-1].event, TurnEnded):
         rounds = max((e.event.round for e in envelopes if isinstance(e.event, RoundStarted)),
                       default=0)

@@ -34,7 +34,10 @@ from fuseforks.events.types import (
     RequestRefused,
     RequestSent,
     ResponseReceived,
+    ResultSent,
     RoundStarted,
+    SessionEnded,
+    SessionStarted,
     ToolCalled,
     ToolCallRecord,
     ToolResultRecorded,
@@ -199,6 +202,8 @@ def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
             | TurnInterrupted()
         ):
             return state
+        case SessionStarted() | ResultSent() | SessionEnded():
+            return state  # a gateway session's kinds: a turn never holds them
         case _:
             assert_never(event)
 

@@ -26,10 +26,11 @@ __all__ = [
 
 @asynccontextmanager
 async def run_simulator(
-    *, script: Script = DEFAULT_SCRIPT, record_dir: Path | str | None = None, port: int = 0
+    *, script: Script = DEFAULT_SCRIPT, record_dir: Path | str | None = None, port: int = 0,
+    require_key: bool = True,
 ) -> AsyncIterator[Simulator]:
     """Start a simulator on 127.0.0.1 (a free port by default) for the duration of the block."""
-    simulator = Simulator(script=script, record_dir=record_dir)
+    simulator = Simulator(script=script, record_dir=record_dir, require_key=require_key)
     await simulator.start(port=port)
     try:
         yield simulator

@@ -170,12 +170,16 @@ def _presented_key(wire: str, headers: dict[str, str]) -> str:
     return headers.get("authorization", "").removeprefix("Bearer ")
 
 
-def _auth_ok(wire: str, headers: dict[str, str], query: str) -> bool:
+def _auth_ok(wire: str, headers: dict[str, str], query: str, required: bool = True) -> bool:
     if wire == "anthropic":  # `x-api-key`, or the Bearer token the official SDK sends
-        return bool(_presented_key(wire, headers)) and bool(headers.get("anthropic-version"))
+        if not headers.get("anthropic-version"):
+            return False
+        return bool(_presented_key(wire, headers)) or not required
     if wire == "gemini":
-        return bool(headers.get("x-goog-api-key")) or "key=" in query
-    return bool(_bearer(headers))
+        return bool(headers.get("x-goog-api-key")) or "key=" in query or not required
+    if "authorization" in headers:
+        return bool(_bearer(headers))
+    return not required
 
 
 class Simulator:
@@ -185,8 +189,13 @@ class Simulator:
     task, and anything opened in between is closed before `stop()` (as `run_simulator` does).
     """
 
-    def __init__(self, *, script: Script = DEFAULT_SCRIPT, record_dir: Path | str | None = None) -> None:
+    def __init__(self, *, script: Script = DEFAULT_SCRIPT, record_dir: Path | str | None = None,
+                 require_key: bool = True) -> None:
+        """`require_key`: a request without a key gets the provider's 401, as from the real
+        service; without it the simulator is a server on this machine like any other, which
+        takes a request with no key (a key that is sent must still be well formed)."""
         self.script = script
+        self.require_key = require_key
         self.record_dir = Path(record_dir) if record_dir else None
         self.received: list[Received] = []
         self._faults: deque[Fault] = deque()
@@ -373,7 +382,7 @@ class Simulator:
                body: bytes) -> Reply | Streamed:
         """What the provider answers: a refusal, a whole reply, or a stream."""
         path, query = urlsplit(target).path, urlsplit(target).query
-        if not _auth_ok(wire, headers, query):
+        if not _auth_ok(wire, headers, query, self.require_key):
             return Reply(401, error_body(wire, 401, "missing or malformed API key"))
         try:
             payload = msgspec.json.decode(body)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fuseforks.core.errors import StreamFormatError
+from fuseforks.core.signatures import sniff_format
 from fuseforks.stores.postgres_sql import DatabaseUrl, is_database_url
 from fuseforks.stores.sqlite import SqliteStore
 from fuseforks.stores.store import OrderedStore, Record
@@ -68,8 +70,28 @@ def open_record(target: Target) -> Record:
     if isinstance(target, str):
         target = store_target(target)
     if isinstance(target, Path) and not is_sqlite_file(target):
+        with open(target, "rb") as handle:
+            head = handle.read(4096)
+        if head.strip() and not head.lstrip().startswith(b"{"):
+            raise StreamFormatError(f"{target}: {_what_it_is(head)}, neither a fuseforks store "
+                                    "(an SQLite database) nor an event stream (JSON Lines)")
         return StreamRecord(target)
     return open_store(target, read_only=True)
+
+
+def _what_it_is(head: bytes) -> str:
+    """A file's kind in a user's words, from its first bytes."""
+    image = sniff_format(head)
+    if image is not None:
+        return f"a {image} image"
+    if head.startswith(b"%PDF"):
+        return "a PDF document"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if error.start < len(head) - 3:  # not a character cut by the 4 KiB read
+            return "binary data"
+    return "text"
 
 
 def open_ordered_store(url: str | DatabaseUrl) -> OrderedStore:

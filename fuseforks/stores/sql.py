@@ -23,7 +23,13 @@ import msgspec
 
 from fuseforks.core.errors import CorruptStoreError, NewerSchemaError, StoreError
 from fuseforks.events.codec import SCHEMA_VERSION, Envelope, stored_kinds
-from fuseforks.projections.audit import AuditFilter, AuditRows, DeliveryRow, OriginRow
+from fuseforks.projections.audit import (
+    AuditFilter,
+    AuditRows,
+    DeliveryRow,
+    OriginRow,
+    with_clients,
+)
 from fuseforks.stores import audit_sql
 from fuseforks.stores.dialect import Dialect
 from fuseforks.stores.rows import envelopes, guarded_bodies, turn_envelopes
@@ -173,10 +179,13 @@ class SqlStore(EventStore, ABC):
         return self.layout_version == self.newest
 
     def audit(self, where: AuditFilter) -> AuditRows:
+        """The views answer origins and provider deliveries; the images sent to gateway clients
+        come from the `ResultSent` events, found through the index of kinds."""
         if not self._audit_in_sql:
             return super().audit(where)
         origins = self.image_origins(where.digest) if where.digest is not None else []
-        return AuditRows(origins=origins, deliveries=self._deliveries(where))
+        return with_clients(AuditRows(origins=origins, deliveries=self._deliveries(where)),
+                            self.of_kinds(["ResultSent"]), where)
 
     def image_origins(self, digest: str) -> list[OriginRow]:
         if not self._audit_in_sql:

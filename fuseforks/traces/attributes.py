@@ -20,6 +20,7 @@ from fuseforks.events.types import (
     RequestRefused,
     RequestSent,
     ResponseReceived,
+    SessionStarted,
     ToolCalled,
     ToolResultRecorded,
     TurnStarted,
@@ -58,6 +59,21 @@ def of_turn(event: TurnStarted, turn_id: str, *, capture: bool) -> Attributes:
         messages.append(content.message(UserMessage(text=event.request)))
         attributes[c.INPUT_MESSAGES] = content.encode(messages)
     return attributes
+
+
+def of_session(event: SessionStarted, session_id: str) -> Attributes:
+    """A gateway session's span: the client in front of the gateway where a turn names its
+    provider and model."""
+    return {
+        c.OPERATION_NAME: c.GATEWAY_SESSION,
+        c.AGENT_NAME: event.agent,
+        c.CLIENT_NAME: event.client,
+        c.CLIENT_VERSION: event.client_version,
+        c.GATEWAY_PROFILE: event.profile,
+        c.GATEWAY_TRANSPORT: event.transport,
+        c.TURN_ID: session_id,
+        c.TURN_LANGUAGE: event.language,
+    }
 
 
 def of_request(event: RequestSent, carried: Sequence[ImageDelivery], *, moved_to: str,

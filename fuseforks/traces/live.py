@@ -1,4 +1,5 @@
-"""Spans of live turns: a bus subscriber that emits each turn's spans when the turn ends.
+"""Spans of live turns: a bus subscriber that emits each turn's spans when the turn ends (and
+each gateway session's when the session ends).
 
 It keeps the envelopes of each running turn and, at `TurnEnded`, projects them with
 `turn_spans` — the same function a recorded turn goes through — and hands the spans to the tracer
@@ -25,7 +26,7 @@ import anyio.to_thread
 
 from fuseforks.core.errors import FuseforksError
 from fuseforks.events.codec import Envelope
-from fuseforks.events.types import TurnEnded
+from fuseforks.events.types import SessionEnded, TurnEnded
 from fuseforks.traces.spans import capture_content as content_switch
 from fuseforks.traces.spans import turn_spans
 
@@ -61,7 +62,7 @@ class SpanSubscriber:
         ended = []
         for envelope in batch:
             self._turns.setdefault(envelope.turn_id, []).append(envelope)
-            if isinstance(envelope.event, TurnEnded):
+            if isinstance(envelope.event, TurnEnded | SessionEnded):
                 ended.append(self._turns.pop(envelope.turn_id))
         if not ended:
             return

@@ -7,6 +7,12 @@ The tree of one turn:
       execute_tool {tool}         one per tool call: ToolCalled … ToolResultRecorded
       chat {model} …
 
+and of one gateway session (an MCP client's calls through `fuseforks gateway`):
+
+    gateway_session {client}      SessionStarted … SessionEnded
+      execute_tool {tool}         one per call: ToolCalled … ToolResultRecorded (the images the
+                                  client was sent: `fuseforks.images.sent`, from ResultSent)
+
 Every time is an event's recorded `at` and every id is derived from the turn id and the seq of the
 event that opens the span, so the spans of a turn are a function of its record alone: the live
 subscriber and `fuseforks export --format otlp-json` produce the same trace, to the id. The trace
@@ -18,7 +24,7 @@ exhausted, a broken answer) at the next event that is not a notice of the HTTP e
 end, or the fallback's `FallbackSettled`; a tool call when its result is recorded (the results of
 a round are recorded in call order once every call of the round has returned). An interruption
 ends what was in flight; a record without `TurnEnded` (the process died) ends every open span at
-its last event, with `fuseforks.turn.stop = "cut"`.
+its last event, with `fuseforks.turn.stop = "cut"` (a session's: `fuseforks.session.stop`).
 
 The placement ladder shows on the chat spans: a refusal says what it was about
 (`fuseforks.refusal`: image, placement, parameter, other), the request a `PlacementLearned`
@@ -59,6 +65,9 @@ from fuseforks.events.types import (
     RequestRefused,
     RequestSent,
     ResponseReceived,
+    ResultSent,
+    SessionEnded,
+    SessionStarted,
     ToolCalled,
     ToolResultRecorded,
     TurnEnded,
@@ -132,9 +141,11 @@ class SpanState(msgspec.Struct, frozen=True, kw_only=True):
     capture: bool = False
     """Content is attached (`capture_content`)."""
     began: bool = False
+    session: bool = False
+    """The record is a gateway session's (it began with `SessionStarted`)."""
     spans: tuple[Draft, ...] = ()
-    """The turn's span first, the others in the order they start; none for a record that does
-    not begin with `TurnStarted`."""
+    """The turn's span first, the others in the order they start; none for a record that
+    begins neither with `TurnStarted` nor with `SessionStarted`."""
     turn_id: str = ""
     now: int = 0
     """The time of the last event."""
@@ -212,12 +223,15 @@ def evolve_spans(state: SpanState, envelope: Envelope) -> SpanState:
     """The fold's step: one envelope of the turn, in seq order."""
     event = envelope.event
     if not state.began:
-        if not isinstance(event, TurnStarted):
+        if not isinstance(event, TurnStarted | SessionStarted):
             return _replace(state, began=True)
-        root = Draft(name=f"{c.INVOKE_AGENT} {event.agent}",
-                     span_id=span_id(envelope.turn_id, envelope.seq), parent=None,
+        session = isinstance(event, SessionStarted)
+        name = (f"{c.GATEWAY_SESSION} {event.client}" if isinstance(event, SessionStarted)
+                else f"{c.INVOKE_AGENT} {event.agent}")
+        root = Draft(name=name, span_id=span_id(envelope.turn_id, envelope.seq), parent=None,
                      kind="internal", start_ns=time_ns(envelope.at))
-        state = _replace(state, began=True, spans=(root,), turn_id=envelope.turn_id)
+        state = _replace(state, began=True, session=session, spans=(root,),
+                         turn_id=envelope.turn_id)
     elif not state.spans:
         return state
     state = _replace(state, now=time_ns(envelope.at),
@@ -336,6 +350,14 @@ def _step(state: SpanState, envelope: Envelope) -> SpanState:
             return state.end_tools(event.calls_lost, "lost")
         case TurnEnded():
             return _turn_ended(state, event)
+        case SessionStarted():
+            return state.on_root(of.of_session(event, state.turn_id))
+        case ResultSent():
+            return state.on_tool(event.call_id, {c.IMAGES_SENT: list(event.images)})
+        case SessionEnded():
+            state = state.end_tools(event.unanswered, "unanswered")
+            root = state.spans[0].set({c.SESSION_STOP: event.cause, c.SESSION_CALLS: event.calls})
+            return state.put(0, _replace(root, end_ns=state.now))
         case _:
             return state  # RoundStarted, and any kind this projection has no use for
 
@@ -380,11 +402,12 @@ def _turn_ended(state: SpanState, event: TurnEnded) -> SpanState:
 
 def finish(state: SpanState) -> list[TraceSpan]:
     """The spans of the folded record. A record without `TurnEnded` (the process died) ends
-    every open span at its last event, with `fuseforks.turn.stop = "cut"`."""
+    every open span at its last event, with `fuseforks.turn.stop = "cut"` (a session without
+    `SessionEnded`: `fuseforks.session.stop = "cut"`)."""
     if not state.spans:
         return []
     if state.spans[0].end_ns is None:
-        state = state.on_root({c.TURN_STOP: "cut"})
+        state = state.on_root({c.SESSION_STOP if state.session else c.TURN_STOP: "cut"})
         if state.request is not None:
             state = state.end_request("unanswered")
         for call_id, index in state.tools.items():
@@ -406,7 +429,7 @@ def finish(state: SpanState) -> list[TraceSpan]:
 
 def turn_spans(history: Iterable[Envelope], *, capture_content: bool = False) -> list[TraceSpan]:
     """The spans of one turn's events (in seq order), the turn's span first, the others in the
-    order they start. Nothing for a record that does not begin with `TurnStarted`."""
+    order they start; a gateway session's alike. Nothing for a record that begins otherwise."""
     state = SpanState(capture=capture_content)
     for envelope in history:
         state = evolve_spans(state, envelope)

@@ -39,7 +39,7 @@ from fuseforks.images.jpeg_fallback import has_webp, with_jpeg_images
 from fuseforks.images.vault import ImageVault
 from fuseforks.ports.notices import JpegResendNotice, RetryNotice, RetryStop
 from fuseforks.wires.base import Endpoint, Wire
-from fuseforks.wires.registry import endpoint_from_env, get_wire
+from fuseforks.wires.registry import get_wire, resolve_endpoint
 from fuseforks.wires.streaming import STREAM_CUT, is_event_stream, read_events
 
 REDACTED = "[redacted]"
@@ -107,7 +107,7 @@ class ProviderClient:
         rng: random.Random | None = None,
     ) -> None:
         self.wire = get_wire(wire) if isinstance(wire, str) else wire
-        self.endpoint = endpoint or endpoint_from_env(self.wire.name)
+        self.endpoint = endpoint or resolve_endpoint(self.wire.name)
         self.policy = policy
         self._on_retry = on_retry
         self._on_retry_stop = on_retry_stop

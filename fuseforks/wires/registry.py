@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from functools import partial
+from urllib.parse import urlsplit
 
+from fuseforks.core.errors import MissingKey
+from fuseforks.core.hosts import is_loopback_host
 from fuseforks.core.names import WIRE_NAMES, WireName, parse_wire
 from fuseforks.wires import anthropic, gemini, openai_compat, responses
 from fuseforks.wires.base import Endpoint, Streaming, Wire
@@ -63,12 +66,23 @@ def get_wire(name: str) -> Wire:
     return _BY_NAME[parse_wire(name)]
 
 
-def endpoint_from_env(
-    name: WireName, base_url: str | None = None, environ: Mapping[str, str] | None = None
-) -> Endpoint:
-    """The endpoint of a wire: `base_url` or the provider's default, and the key from the first
-    of the wire's environment variables that is set (empty when none is)."""
+def is_local(base_url: str | None) -> bool:
+    """The address is on this machine (127.0.0.0/8, ::1, localhost)."""
+    return is_loopback_host(urlsplit(base_url or "").hostname or "")
+
+
+def resolve_endpoint(name: WireName, base_url: str | None = None, api_key: str | None = None,
+                     environ: Mapping[str, str] | None = None) -> Endpoint:
+    """Where a wire's requests go, with which key — the one rule, for the library, the commands
+    and the workers alike: `base_url` or the provider's public address; the key given, else the
+    first of the wire's environment variables that is set. A provider on this machine (a local
+    server, `fuseforks simulator`) needs no key; any other one does (`MissingKey`, naming the
+    variables to set)."""
     env = os.environ if environ is None else environ
     wire = get_wire(name)
-    key = next((env[k] for k in wire.key_envs if env.get(k)), "")
-    return Endpoint(base_url=base_url or wire.default_base_url, api_key=key)
+    if api_key is None:
+        api_key = next((env[k] for k in wire.key_envs if env.get(k)), "")
+    if not api_key and not is_local(base_url):
+        raise MissingKey(f"no API key for {name}: set {' or '.join(wire.key_envs)} (a provider "
+                         "on this machine, at 127.0.0.1 or localhost, needs none)")
+    return Endpoint(base_url=base_url or wire.default_base_url, api_key=api_key)

@@ -37,6 +37,7 @@ from nats.aio.msg import Msg
 
 from fuseforks.agent import Agent
 from fuseforks.agent.agent import McpServers, server_configs
+from fuseforks.agent.secrets import known_secrets
 from fuseforks.core.errors import (
     FuseforksError,
     HandedBack,
@@ -59,6 +60,7 @@ from fuseforks.jetstream.work import HEARTBEAT, WorkRequest, decode_request, wor
 from fuseforks.mcp.hub import ToolHub
 from fuseforks.stores.open import open_ordered_store
 from fuseforks.stores.postgres_sql import is_database_url, redact_url
+from fuseforks.wires.base import Endpoint
 from fuseforks.workers.settings import WorkerSettings
 from fuseforks.workers.watchdog import Watchdog
 
@@ -387,7 +389,10 @@ class Worker:
         await record_abandoned(recorded, reason, self._append)
 
     async def _append(self, batch: Sequence[Envelope]) -> None:
-        await anyio.to_thread.run_sync(self._store.append, list(batch))
+        """A record the engine wrote for a turn no agent runs, kept clear of every secret the
+        worker knows (its keys, its MCP servers' tokens), as an agent's bus keeps its own."""
+        secrets = known_secrets(Endpoint(base_url=""), server_configs(self.mcp))
+        await anyio.to_thread.run_sync(self._store.append, list(secrets.batch(batch)))
         self._relay.poke()
 
     async def _relay_caught_up(self) -> None:

@@ -55,6 +55,8 @@ def files(tmp_path: Path) -> Files:
     (tmp_path / "damaged.jsonl").write_bytes(b"".join(lines[:5] + lines[6:]))
     (tmp_path / "photo.jpg").write_bytes(b"\xff\xd8\xff\xe0" + bytes(200))
     os.mkfifo(tmp_path / "pipe")
+    for name, content in CONFIGS.items():
+        (tmp_path / f"{name}.json").write_bytes(content)
     return Files(root=tmp_path, missing=tmp_path / "missing.db", notes=tmp_path / "notes.db",
                  other=foreign_database(tmp_path / "other-app.db"),
                  newer=newer_store(tmp_path / "newer.db"), folder=tmp_path / "folder",
@@ -94,6 +96,13 @@ def not_a_stream(path: Path) -> str:
     return f"Error: {path}: not a JSON Lines event stream (its first line is not a JSON object)"
 
 
+def not_a_record(path: Path) -> str:
+    """A command reading turns, given a file that is neither kind it reads."""
+    kind = "a JPEG image" if path.suffix == ".jpg" else "text"
+    return (f"Error: {path}: {kind}, neither a fuseforks store (an SQLite database) nor an event "
+            "stream (JSON Lines)")
+
+
 def truncated(path: Path) -> str:
     return f"Error: {path}:4: truncated last line: Input data was truncated"
 
@@ -104,6 +113,39 @@ def missing_file(command: str, what: str, path: Path) -> str:
 
 def a_folder(command: str, what: str, path: Path) -> str:
     return usage(command, f"Invalid value for '{what}': File '{path}' is a directory.")
+
+
+CONFIGS = {
+    "not-json": b"{not json",
+    "a-list": b"[]",
+    "no-mcp-servers": b'{"servers": {}}',
+    "no-command": b'{"mcpServers": {"cam": {}}}',
+    "unset-variable": b'{"mcpServers": {"cam": {"command": "cam", "env": {"K": "${FF_UNSET_9}"}}}}',
+    "not-utf-8": b'\xff\xfe{"mcpServers": {}}',
+}
+"""MCP configuration files a user gets wrong, by name."""
+
+CONFIG_ERRORS = {
+    "not-json": "not valid JSON (JSON is malformed: object keys must be strings (byte 1))",
+    "a-list": 'the configuration must be an object with an "mcpServers" object',
+    "no-mcp-servers": 'the configuration must be an object with an "mcpServers" object',
+    "no-command": 'mcpServers.cam needs either "command" (stdio) or "url" (streamable HTTP)',
+    "unset-variable": "mcpServers.cam.env.K: environment variable FF_UNSET_9 is not set",
+    "not-utf-8": "not UTF-8 text (byte 0)",
+}
+
+
+def config_case(command: str, name: str) -> Case:
+    def args(f: Files) -> list[str]:
+        path = str(f.root / f"{name}.json")
+        if command == "worker":
+            return ["worker", "--db", UNREACHABLE, "--nats", NO_BUS, "--mcp-config", path]
+        if command == "chat":
+            return ["chat", "--wire", "openai-compat", "--model", "m", *LOOPBACK,
+                    "--mcp-config", path]
+        return run_args("--mcp-config", path)(f)
+
+    return Case(command, args, 1, lambda f: f"Error: {f.root / f'{name}.json'}: {CONFIG_ERRORS[name]}")
 
 
 UNREACHABLE = "postgresql://fuseforks:hunter2-secret@127.0.0.1:9/agents"
@@ -130,9 +172,9 @@ CASES: dict[str, Case] = {
     "replay folder": Case("replay", lambda f: ["replay", str(f.folder)], 2,
                           lambda f: a_folder("replay", "SOURCE", f.folder)),
     "replay notes": Case("replay", lambda f: ["replay", str(f.notes)], 1,
-                         lambda f: not_a_stream(f.notes)),
+                         lambda f: not_a_record(f.notes)),
     "replay photo": Case("replay", lambda f: ["replay", str(f.photo)], 1,
-                         lambda f: not_a_stream(f.photo)),
+                         lambda f: not_a_record(f.photo)),
     "replay foreign": Case("replay", lambda f: ["replay", str(f.other)], 1,
                            lambda f: foreign(f.other)),
     "replay newer": Case("replay", lambda f: ["replay", str(f.newer)], 1,
@@ -154,7 +196,7 @@ CASES: dict[str, Case] = {
     # --- log
     "log missing": Case("log", lambda f: ["log", str(f.missing)], 2,
                         lambda f: missing_file("log", "SOURCE", f.missing)),
-    "log notes": Case("log", lambda f: ["log", str(f.notes)], 1, lambda f: not_a_stream(f.notes)),
+    "log notes": Case("log", lambda f: ["log", str(f.notes)], 1, lambda f: not_a_record(f.notes)),
     "log foreign": Case("log", lambda f: ["log", str(f.other)], 1, lambda f: foreign(f.other)),
     "log unknown turn": Case(
         "log", lambda f: ["log", str(f.stream), "--turn", "p5"], 1,
@@ -203,7 +245,7 @@ CASES: dict[str, Case] = {
     "turns missing": Case("turns", lambda f: ["turns", str(f.missing)], 2,
                           lambda f: missing_file("turns", "SOURCE", f.missing)),
     "turns photo": Case("turns", lambda f: ["turns", str(f.photo)], 1,
-                        lambda f: not_a_stream(f.photo)),
+                        lambda f: not_a_record(f.photo)),
     "turns foreign": Case("turns", lambda f: ["turns", str(f.other)], 1,
                           lambda f: foreign(f.other)),
     "turns newer": Case("turns", lambda f: ["turns", str(f.newer)], 1, lambda f: newer(f.newer)),
@@ -239,7 +281,7 @@ CASES: dict[str, Case] = {
     "export missing": Case("export", lambda f: ["export", str(f.missing)], 2,
                            lambda f: missing_file("export", "SOURCE", f.missing)),
     "export notes": Case("export", lambda f: ["export", str(f.notes)], 1,
-                         lambda f: not_a_stream(f.notes)),
+                         lambda f: not_a_record(f.notes)),
     "export foreign": Case("export", lambda f: ["export", str(f.other)], 1,
                            lambda f: foreign(f.other)),
     "export nowhere": Case(
@@ -291,7 +333,7 @@ CASES: dict[str, Case] = {
         lambda f: f"Error: {f.store}: the source and the destination are the same store; "
                   "nothing to copy"),
     "copy from notes": Case("copy", lambda f: ["copy", str(f.notes), str(f.root / "new.db")], 1,
-                            lambda f: not_a_stream(f.notes)),
+                            lambda f: not_a_record(f.notes)),
     "copy from foreign": Case("copy", lambda f: ["copy", str(f.other), str(f.root / "new.db")],
                               1, lambda f: foreign(f.other)),
     "copy from newer": Case("copy", lambda f: ["copy", str(f.newer), str(f.root / "new.db")], 1,
@@ -327,12 +369,12 @@ CASES: dict[str, Case] = {
     "run no key": Case(
         "run", lambda f: ["run", "--wire", "gemini", "--model", "m", "hi"], 1,
         lambda f: "Error: no API key for gemini: set GEMINI_API_KEY or GOOGLE_API_KEY (a "
-                  "--base-url on 127.0.0.1 or localhost needs none)"),
+                  "provider on this machine, at 127.0.0.1 or localhost, needs none)"),
     "run remote base url without key": Case(
         "run", lambda f: ["run", "--wire", "openai-compat", "--model", "m", "--base-url",
                           "https://llm.example.com/v1", "hi"], 1,
-        lambda f: "Error: no API key for openai-compat: set OPENAI_API_KEY (a --base-url on "
-                  "127.0.0.1 or localhost needs none)"),
+        lambda f: "Error: no API key for openai-compat: set OPENAI_API_KEY (a provider on "
+                  "this machine, at 127.0.0.1 or localhost, needs none)"),
     "run unknown wire": Case(
         "run", lambda f: ["run", "--wire", "openai", "--model", "m", "hi"], 2,
         lambda f: usage("run", "Invalid value for '--wire': 'openai' is not one of "
@@ -360,11 +402,60 @@ CASES: dict[str, Case] = {
     "run missing mcp config": Case(
         "run", lambda f: run_args("--mcp-config", str(f.missing))(f), 2,
         lambda f: missing_file("run", "--mcp-config", f.missing)),
+    **{f"run mcp config {name}": config_case("run", name) for name in CONFIGS},
+    "run base url not a url": Case(
+        "run", lambda f: ["run", "--wire", "anthropic", "--model", "m", "--base-url", "notaurl",
+                          "hi"], 2,
+        lambda f: usage("run", "Invalid value for '--base-url': 'notaurl' is not an http:// or "
+                               "https:// URL.")),
+    "run base url ftp": Case(
+        "run", lambda f: ["run", "--wire", "anthropic", "--model", "m", "--base-url",
+                          "ftp://models.example.com/v1", "hi"], 2,
+        lambda f: usage("run", "Invalid value for '--base-url': 'ftp://models.example.com/v1' "
+                               "is not an http:// or https:// URL.")),
+    "run empty model": Case(
+        "run", lambda f: ["run", "--wire", "openai-compat", "--model", " ", *LOOPBACK, "hi"], 2,
+        lambda f: usage("run", "Invalid value for '--model': must not be empty.")),
+    "run empty request": Case(
+        "run", lambda f: ["run", "--wire", "openai-compat", "--model", "m", *LOOPBACK, ""], 2,
+        lambda f: usage("run", "Invalid value for 'REQUEST': must not be empty.")),
+    "run empty conversation": Case(
+        "run", run_args("--conversation", ""), 2,
+        lambda f: usage("run", "Invalid value for '--conversation': must not be empty (`new` "
+                               "starts a conversation).")),
+    "run unknown conversation": Case(
+        "run", lambda f: run_args("--db", str(f.store), "--log", str(f.root / "r.log"),
+                                  "--conversation", "conv-doesnotexist")(f), 1,
+        lambda f: f"Error: {f.store}: no conversation 'conv-doesnotexist'; give --conversation "
+                  "new to start one (or last to continue the latest)"),
+    "run db named like a stream": Case(
+        "run", run_args("--db", "turns.jsonl"), 1,
+        lambda f: "Error: turns.jsonl: named like a JSON Lines stream, not a store (an SQLite "
+                  "file or a PostgreSQL URL); fuseforks export writes streams"),
+    "chat unknown conversation": Case(
+        "chat", lambda f: ["chat", "--wire", "openai-compat", "--model", "m", *LOOPBACK, "--db",
+                           str(f.store), "--log", str(f.root / "c.log"), "--conversation",
+                           "conv-nope"], 1,
+        lambda f: f"Error: {f.store}: no conversation 'conv-nope'; give --conversation new to "
+                  "start one (or last to continue the latest)"),
+    "copy into a stream": Case(
+        "copy", lambda f: ["copy", str(f.store), str(f.root / "c.jsonl")], 2,
+        lambda f: usage("copy", f"{f.root / 'c.jsonl'} names a JSON Lines stream, and copy writes "
+                                f"into a store (an SQLite file or a PostgreSQL URL): write a "
+                                f"stream with fuseforks export {f.store} -o {f.root / 'c.jsonl'}.")),
+    "worker base url ftp": Case(
+        "worker", lambda f: ["worker", "--db", UNREACHABLE, "--nats", NO_BUS, "--base-url",
+                             "anthropic=ftp://x"], 2,
+        lambda f: usage("worker", "Invalid value for --base-url: 'ftp://x' is not an http:// or "
+                                  "https:// URL.")),
+    **{f"chat mcp config {name}": config_case("chat", name) for name in ("not-json", "a-list")},
+    **{f"worker mcp config {name}": config_case("worker", name)
+       for name in ("no-command", "not-utf-8")},
     # --- capabilities
     "capabilities missing": Case("capabilities", lambda f: ["capabilities", str(f.missing)], 2,
                                  lambda f: missing_file("capabilities", "SOURCE", f.missing)),
     "capabilities notes": Case("capabilities", lambda f: ["capabilities", str(f.notes)], 1,
-                               lambda f: not_a_stream(f.notes)),
+                               lambda f: not_a_record(f.notes)),
     "capabilities foreign": Case("capabilities", lambda f: ["capabilities", str(f.other)], 1,
                                  lambda f: foreign(f.other)),
     # --- console (every check happens before it serves)
@@ -390,7 +481,7 @@ CASES: dict[str, Case] = {
     "chat no key": Case(
         "chat", lambda f: ["chat", "--wire", "gemini", "--model", "m"], 1,
         lambda f: "Error: no API key for gemini: set GEMINI_API_KEY or GOOGLE_API_KEY (a "
-                  "--base-url on 127.0.0.1 or localhost needs none)"),
+                  "provider on this machine, at 127.0.0.1 or localhost, needs none)"),
     "chat db foreign": Case(
         "chat", lambda f: ["chat", "--wire", "openai-compat", "--model", "m", "--base-url",
                            "http://127.0.0.1:9/v1", "--db", str(f.other), "--log",
@@ -441,6 +532,21 @@ CASES: dict[str, Case] = {
                   "(byte 4))"),
     "mcp call without tool": Case("mcp", lambda f: ["mcp", "call"], 2,
                                   lambda f: usage("mcp call", "missing TOOL.")),
+    # --- gateway
+    "gateway no config": Case("gateway", lambda f: ["gateway"], 2,
+                              lambda f: usage("gateway", "Missing option '--config'.")),
+    "gateway missing config": Case(
+        "gateway", lambda f: ["gateway", "--config", str(f.missing)], 2,
+        lambda f: missing_file("gateway", "--config", f.missing)),
+    "gateway config notes": Case(
+        "gateway", lambda f: ["gateway", "--config", str(f.notes)], 1,
+        lambda f: f"Error: {f.notes}: not valid JSON (JSON is malformed: invalid character "
+                  "(byte 4))"),
+    "audit client and provider": Case(
+        "audit", lambda f: ["audit", str(f.store), "--client", "claude-code", "--provider",
+                            "gemini"], 2,
+        lambda f: usage("audit", "--client names a gateway client: it cannot be combined with "
+                                 "--provider or --model.")),
     # --- cluster
     "cluster no workers": Case("cluster", lambda f: ["cluster", "--workers", "0"], 2,
                                lambda f: usage("cluster", "Invalid value for '--workers': 0 is "
@@ -493,7 +599,7 @@ def test_a_replay_of_a_damaged_stream_names_the_gap_on_stdout(files: Files) -> N
         '\\"seq\\":1,\\"width\\":640}"}')
 
 
-PROCESS_CASES = ["run log nowhere", "run db foreign", "demo db notes", "replay verify damaged",
+PROCESS_CASES = ["run mcp config not-json", "worker mcp config no-command", "run log nowhere", "run db foreign", "demo db notes", "replay verify damaged",
                  "import into notes", "audit since yesterday", "copy into an unreachable server",
                  "console foreign"]
 

@@ -18,23 +18,15 @@ import pytest
 
 from fuseforks.stores.sqlite import SqliteStore
 from tests.helpers import processes
+from tests.helpers.simulator import simulator as camera_calls
 
 KEY = "sk-run-cli-sentinel-0451"
 
 
 @pytest.fixture(scope="module")
 def simulator() -> Iterator[str]:
-    process = processes.spawn(
-        [sys.executable, "-m", "fuseforks", "simulator", "--port", "0",
-         "--call", "nik__live_view_image"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert process.stdout is not None
-    first = process.stdout.readline().strip()
-    assert first.startswith("simulator: listening on "), first
-    yield first.removeprefix("simulator: listening on ")
-    process.terminate()
-    process.wait(timeout=10)
-    process.stdout.close()
+    with camera_calls("--call", "nik__live_view_image") as url:
+        yield url
 
 
 def run(tmp_path: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -125,13 +117,13 @@ def test_the_streamed_answer_comes_in_pieces_from_a_streaming_request(tmp_path) 
 def test_without_a_key_the_run_names_the_variable_and_records_nothing(tmp_path) -> None:
     done = run(tmp_path, "--wire", "anthropic", "--model", "claude-sonnet-5-5", "hi", env={})
     assert (done.returncode, done.stdout, done.stderr.splitlines()) == (1, "", [
-        "Error: no API key for anthropic: set ANTHROPIC_API_KEY (a --base-url on 127.0.0.1 or "
-        "localhost needs none)"])
+        "Error: no API key for anthropic: set ANTHROPIC_API_KEY (a provider on this machine, "
+        "at 127.0.0.1 or localhost, needs none)"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mcp.json"]
     done = run(tmp_path, "--wire", "meta-responses", "--model", "llama-5", "hi", env={})
     assert done.stderr.splitlines() == [
-        "Error: no API key for meta-responses: set META_API_KEY or LLAMA_API_KEY (a --base-url on "
-        "127.0.0.1 or localhost needs none)"]
+        "Error: no API key for meta-responses: set META_API_KEY or LLAMA_API_KEY (a provider on "
+        "this machine, at 127.0.0.1 or localhost, needs none)"]
 
 
 class _LocalServer(BaseHTTPRequestHandler):
@@ -233,3 +225,24 @@ def test_a_signal_before_a_command_began_says_nothing_was_done() -> None:
         capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (
         143, "", "stopped (SIGTERM) before the command began: nothing was done\n")
+
+
+def test_a_server_that_writes_garbage_is_said_once_our_way(simulator: str, tmp_path) -> None:
+    """The MCP SDK logs a traceback for every line that is not JSON-RPC; the user reads one
+    line, fuseforks', and the turn goes on without the server."""
+    config = tmp_path / "mcp.json"
+    garbage = Path(__file__).parents[1] / "mcp" / "servers" / "garbage.py"
+    config.write_text(json.dumps({"mcpServers": {"junk": {
+        "command": sys.executable, "args": [str(garbage)]}}}))
+    done = processes.run(
+        [sys.executable, "-m", "fuseforks", "run", "--wire", "anthropic", "--model", "m",
+         "--base-url", f"{simulator}/anthropic", "--mcp-config", str(config), "--mcp-start-timeout",
+         "1", "--no-stream", "--db", str(tmp_path / "run.db"), "--log", str(tmp_path / "run.log"),
+         "hi"], capture_output=True, text=True, timeout=300,
+        env={k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+        | {"ANTHROPIC_API_KEY": KEY})
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "junk" in line]
+    assert said == ["… MCP server junk did not start: server 'junk' wrote output to stdout that is "
+                    "not JSON-RPC and did not complete the MCP handshake within 1 s"]
+    assert "Traceback" not in done.stderr and "JSONRPC" not in done.stderr

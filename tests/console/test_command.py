@@ -162,5 +162,12 @@ def test_every_event_kind_has_its_place_on_a_turns_page(tmp_path: Path) -> None:
                  "model). server exited with code 1",
                  "Response: 1 tokens in (of which 3 read from the cache, 4 written to it), 2 out",
                  "Turn not started: agent agent_9 asked for carrier-pigeon m, which could not "
-                 "run here"):
+                 "run here",
+                 "Gateway session started by claude-code 2.1.0 over stdio, before gateway "
+                 "agent_9: profile claude-code, images at most 1568 px on the long edge and 73 KB "
+                 "each, 4 a result (shrunk further to fit); a whole result at most 25000 tokens; "
+                 "notes in en.",
+                 "Result sent to claude-code 2.1.0: call 1 of nik__live_view_image on nik, 1 "
+                 "image.",
+                 "Gateway session ended: closed after 1 call; c2 had no result when it ended."):
         assert said in text, said

@@ -29,6 +29,8 @@ def every_text(t: Texts) -> list[str]:
         t.carrier_caption("camera", 1),
         t.carrier_caption("camera", 2),
         t.omitted_note(),
+        t.result_capped_note(1),
+        t.result_capped_note(2),
         t.not_sent_note(),
         t.lost_note(),
         t.lost_result(),
@@ -54,6 +56,7 @@ def test_each_language_has_every_text_and_they_are_its_own() -> None:
         "dropped_note",
         "carrier_caption",
         "omitted_note",
+        "result_capped_note",
         "not_sent_note",
         "lost_note",
         "lost_result",
@@ -108,6 +111,17 @@ def test_english_texts() -> None:
     )
     assert t.dropped_note("unreadable", 1) == "(image 2 was not sent: it could not be read)"
     assert t.dropped_note("too_large", 2) == "(image 3 was not sent: it is too large)"
+    assert t.dropped_note("too_many", 2, max_images=2) == (
+        "(image 3 was not sent: a tool result carries at most 2 images)"
+    )
+    assert t.result_capped_note(1) == (
+        "(the last image was not sent: with it the tool result would be larger than this client"
+        " accepts)")
+    assert t.result_capped_note(3) == (
+        "(the last 3 images were not sent: with them the tool result would be larger than this"
+        " client accepts)")
+    with pytest.raises(ValueError, match="removed must be positive"):
+        t.result_capped_note(0)
 
 
 def test_japanese_texts_are_the_measured_originals() -> None:

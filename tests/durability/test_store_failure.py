@@ -73,3 +73,18 @@ def test_a_full_disk_stops_the_turn_with_one_line_and_keeps_what_was_recorded(
     assert verify.exit_code == 0, verify.output
     log = runner.invoke(main, ["log", str(db)])
     assert log.output.splitlines()[-1].startswith("turn cut: agent=agent backend=anthropic ")
+
+
+def test_a_store_that_cannot_be_created_on_a_full_disk_is_one_line(tmp_path: Path) -> None:
+    def no_room() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+    db = tmp_path / "new.db"
+    done = processes.run(
+        [sys.executable, "-m", "fuseforks", "run", "--wire", "anthropic", "--model", "m",
+         "--base-url", "http://127.0.0.1:9", "--db", str(db), "--log", str(tmp_path / "x.log"),
+         "hi"], capture_output=True, text=True, timeout=120, preexec_fn=no_room,
+        env={k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")})
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.splitlines() == [
+        f"Error: {db}: create the store failed: disk I/O error"]

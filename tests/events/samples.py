@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
+from fuseforks.core.media import ImageLimits, ResultLimits
 from fuseforks.events.types import (
     FallbackSettled,
     ImageDelivery,
@@ -22,8 +23,11 @@ from fuseforks.events.types import (
     RequestRefused,
     RequestSent,
     ResponseReceived,
+    ResultSent,
     RoundStarted,
     ServerDown,
+    SessionEnded,
+    SessionStarted,
     ToolCalled,
     ToolCallRecord,
     ToolResultRecorded,
@@ -80,6 +84,14 @@ SAMPLES: list[TurnEvent] = [
     TurnTakenOver(round=2, worker="worker-b", endpoint_host="api.anthropic.com",
                   images_lost=[D1, D2], calls_lost=["c1"], taken_from="worker-a"),
     TurnEnded(rounds=4, stop="repeat", answer="done", error=""),
+    SessionStarted(agent="agent_9", client="claude-code", client_version="2.1.0",
+                   transport="stdio", profile="claude-code",
+                   limits=ImageLimits(max_edge_px=1568, max_bytes=75_000, shrink=True),
+                   result_limits=ResultLimits(max_tokens=25_000), language="en",
+                   tools=[ToolSpecRecord(name="nik__live_view_image")]),
+    ResultSent(round=1, call_id="c1", name="nik__live_view_image", server="nik",
+               client="claude-code", client_version="2.1.0", images=[D1]),
+    SessionEnded(calls=1, cause="closed", unanswered=["c2"]),
     TurnNotStarted(agent="agent_9", wire="carrier-pigeon", model="m", language="zh",
                    request="拍一张", system="Be brief.", conversation_id="conv-7"),
 ]

@@ -178,3 +178,26 @@ def swapped_primaries_icc() -> bytes:
     )
     assert len(header) == 128, len(header)
     return header + table + body
+
+
+def screenshot(width: int, height: int, seed: int = 0) -> Image.Image:
+    """A desktop screenshot: a photo wallpaper, window chrome, panels and many lines of small
+    text, the kind of picture screenshot tools return (as heavy as a real one: several MB of PNG
+    at 4K)."""
+    rnd = random.Random(seed)
+    im = photo(width, height, seed=seed)
+    draw = ImageDraw.Draw(im)
+    draw.rectangle((0, 0, width, max(24, height // 40)), fill=(48, 52, 63))
+    panels = [(width // 20, height // 10, width // 3, height * 9 // 10),
+              (width * 2 // 5, height // 8, width * 19 // 20, height * 3 // 5)]
+    for left, top, right, bottom in panels:
+        draw.rectangle((left + 8, top + 8, right - 8, bottom - 8), fill=(255, 255, 255),
+                       outline=(200, 204, 212))
+        y = top + 20
+        while y < bottom - 30:
+            words = " ".join(rnd.choice(("fuseforks", "gateway", "image", "tool", "result",
+                                         "screenshot", "pixels", "client", "MCP", "1568"))
+                             for _ in range(rnd.randrange(3, 12)))
+            draw.text((left + 24, y), words, fill=(30, 30, 30))
+            y += 18
+    return im

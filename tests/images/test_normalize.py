@@ -195,7 +195,7 @@ def test_animated_webp_is_re_encoded_from_its_first_frame() -> None:
 
 def test_format_comes_from_the_bytes_and_no_mime_type_is_taken() -> None:
     # The API has no place for the server's mimeType: a JPEG labelled image/png is a JPEG.
-    assert list(inspect.signature(normalize_image).parameters) == ["data"]
+    assert list(inspect.signature(normalize_image).parameters) == ["data", "limits"]
     jpeg_named_png = gen.jpeg(200, 100)
     result = kept(normalize_image(jpeg_named_png))
     assert (result.media_type, result.source_format) == ("image/jpeg", "JPEG")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import threading
+from typing import Any
 
 import pytest
 
@@ -52,9 +53,9 @@ def test_images_after_the_fourth_are_not_decoded(monkeypatch: pytest.MonkeyPatch
     calls: list[int] = []
     real = images_module._normalize
 
-    def counting(data: str | bytes, index: int) -> NormalizedImage | DroppedImage:
+    def counting(data: str | bytes, index: int, *limits: Any) -> NormalizedImage | DroppedImage:
         calls.append(index)
-        return real(data, index)
+        return real(data, index, *limits)
 
     monkeypatch.setattr(images_module, "_normalize", counting)
     normalize_result_images(five_jpegs() + five_jpegs())
@@ -97,10 +98,10 @@ async def test_async_variant_runs_each_image_in_a_worker_thread(
     barrier = threading.Barrier(4, timeout=10)
     real = images_module._normalize
 
-    def in_thread(data: str | bytes, index: int) -> NormalizedImage | DroppedImage:
+    def in_thread(data: str | bytes, index: int, *limits: Any) -> NormalizedImage | DroppedImage:
         threads.append(threading.get_ident())
         barrier.wait()  # all four must be running at once, or this times out
-        return real(data, index)
+        return real(data, index, *limits)
 
     monkeypatch.setattr(images_module, "_normalize", in_thread)
     result = await normalize_result_images_async(five_jpegs())

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from fuseforks.cli import main
 from fuseforks.demo.camera import frame_text, render_frame
+from tests.helpers import processes
 from tests.mcp.conftest import REPO, SERVERS, http_server
 from tests.mcp.servers import pictures
 
@@ -166,3 +167,20 @@ def test_a_start_timeout_must_be_positive() -> None:
         "Error: Invalid value for '--mcp-start-timeout': 0.0 is not in the range x>0."
         " Try 'fuseforks mcp call --help'.\n",
     )
+
+
+def test_a_reader_that_stops_early_ends_the_listing_quietly(tmp_path: Path) -> None:
+    """`mcp tools … | head -2` on a listing longer than a pipe holds: the two lines, then a
+    quiet end — no broken-pipe traceback."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"many": {
+        "command": PY, "args": [str(SERVERS / "many_tools.py")]}}}))
+    done = processes.run(
+        ["bash", "-c", f"set -o pipefail; {PY} -m fuseforks mcp tools --config {config} | head -2"],
+        capture_output=True, text=True, timeout=300)
+    assert done.stdout.splitlines() == [
+        "many__tool_0000\tTool number 0, one of very many, each saying so at length.",
+        "many__tool_0001\tTool number 1, one of very many, each saying so at length."]
+    assert done.returncode == 1
+    assert all(line.startswith("waiting for server 'many' to start (")  # 3,000 tools take time
+               for line in done.stderr.splitlines()), done.stderr

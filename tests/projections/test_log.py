@@ -1,6 +1,12 @@
 from __future__ import annotations
 
-from fuseforks.events.types import ToolResultRecorded, TurnEnded, TurnNotStarted, TurnStarted
+from fuseforks.events.types import (
+    SessionStarted,
+    ToolResultRecorded,
+    TurnEnded,
+    TurnNotStarted,
+    TurnStarted,
+)
 from fuseforks.projections import LogState, evolve_log, fold
 from fuseforks.projections.log import SILENT, render, value
 from tests.events.samples import D1, SAMPLES
@@ -23,6 +29,7 @@ def test_the_log_projection_of_every_event_kind() -> None:
         "turn taken over: agent=agent_9 round=2 worker=worker-b from=worker-a images_lost=2 "
         "calls_lost=1",
         "turn: agent=agent_9 backend=anthropic model=claude-sonnet-5-5 rounds=4 stop=repeat",
+        "session: agent=agent_9 client=\"claude-code 2.1.0\" calls=1 stop=closed unanswered=1",
     )
 
 
@@ -63,7 +70,8 @@ def test_fold_is_pure_the_initial_state_is_not_changed() -> None:
 def test_the_silent_shortcut_skips_exactly_the_kinds_that_render_no_line() -> None:
     state = fold(evolve_log, LogState(), SAMPLES[:1])
     silent = {type(e) for e in SAMPLES
-              if not render(state, e) and not isinstance(e, TurnStarted | TurnNotStarted)}
+              if not render(state, e)
+              and not isinstance(e, TurnStarted | TurnNotStarted | SessionStarted)}
     assert silent == SILENT
 
 

@@ -104,6 +104,17 @@ async def test_a_request_without_a_key_is_401(wire: str) -> None:
 
 
 @pytest.mark.parametrize("wire", WIRES)
+async def test_as_a_server_on_this_machine_it_takes_a_request_without_a_key(wire: str) -> None:
+    """What `fuseforks simulator` does by default; a key that is sent must still be whole."""
+    async with run_simulator(require_key=False) as sim:
+        url, headers, body = encoded(wire, sim.base_urls[wire], key="")
+        assert (await post(url, headers, body)).status_code == 200
+        if wire not in ("anthropic", "gemini"):
+            broken = headers | {"authorization": "Basic a2V5"}
+            assert (await post(url, broken, body)).status_code == 401
+
+
+@pytest.mark.parametrize("wire", WIRES)
 async def test_unknown_top_level_field_is_refused(wire: str) -> None:
     async with run_simulator() as sim:
         url, headers, body = encoded(wire, sim.base_urls[wire])

@@ -21,7 +21,7 @@ from fuseforks.core.errors import ConcurrencyError, StoreError
 from fuseforks.events.codec import Envelope, encode_envelope
 from fuseforks.events.privacy import PixelLeakError
 from fuseforks.events.sequencer import FixedClock, Sequencer
-from fuseforks.events.types import RoundStarted, TurnEnded, TurnStarted
+from fuseforks.events.types import ResultSent, RoundStarted, TurnEnded, TurnStarted
 from fuseforks.projections.audit import AuditFilter, audit_rows, select
 from fuseforks.stores.jsonl import (
     TurnImport,
@@ -243,24 +243,35 @@ def test_the_audit_is_the_fold_of_the_recorded_turns(recorded: Recorded) -> None
              camera_turn("t2", [digest(2, "ab")], wire="gemini", model="gemini-3-pro",
                          tool="nik__live_view_image", start="2026-11-30T09:00:00.000Z"),
              camera_turn("t3", [digest(3)], ended=False, start="2026-11-30T10:00:00.000Z")]
-    record = recorded.turns(*turns)
-    folded = audit_rows(e for turn in turns for e in turn)
+    session = read_stream(REPLAYS / "gateway-claude-desktop.jsonl")  # a gateway client's
+    sent = [d for e in session if isinstance(e.event, ResultSent) for d in e.event.images]
+    record = recorded.turns(*turns, session)
+    folded = audit_rows(e for turn in [*turns, session] for e in turn)
     wheres = [AuditFilter(), AuditFilter(digest=digest(2)), AuditFilter(digest=digest(9)),
               AuditFilter(wire="gemini"), AuditFilter(model="claude-sonnet-5-5"),
               AuditFilter(tool="nik__live_view_image"),
               AuditFilter(since="2026-11-30T08:00:10.000Z"),
-              AuditFilter(since="2026-11-30T09:00:00.000Z", wire="anthropic")]
+              AuditFilter(since="2026-11-30T09:00:00.000Z", wire="anthropic"),
+              AuditFilter(client="claude-ai"), AuditFilter(client="claude-code"),
+              AuditFilter(client="claude-ai", tool="shots__small"), AuditFilter(digest=sent[0])]
     for where in wheres:
         assert record.audit(where) == select(folded, where), where
     everything = record.audit(AuditFilter())
     assert [(d.turn_id, d.digest, d.turn_stop) for d in everything.deliveries] == [
         ("t1", digest(1), "answered"), ("t1", digest(2), "answered"),
         ("t2", digest(2, "ab"), "answered"), ("t3", digest(3), "cut")]
+    assert [(d.session_id, d.call, d.tool, d.client, d.digest)
+            for d in everything.client_deliveries] == [
+        ("gateway-claude-desktop", 1, "shots__both", "claude-ai", sent[0]),
+        ("gateway-claude-desktop", 1, "shots__both", "claude-ai", sent[1]),
+        ("gateway-claude-desktop", 2, "shots__small", "claude-ai", sent[2])]
+    assert record.audit(AuditFilter(client="claude-ai")).deliveries == []
     assert record.image_origins(digest(2)) == select(folded, AuditFilter(digest=digest(2))).origins
     assert [o.turn_id for o in record.image_origins(digest(2))] == ["t1"]
     assert record.image_deliveries(wire="gemini", tool="nik__live_view_image") == [
         everything.deliveries[2]]
-    assert record.digests("") == sorted({digest(1), digest(2), digest(2, "ab"), digest(3)})
+    assert record.digests("") == sorted({digest(1), digest(2), digest(2, "ab"), digest(3),
+                                         *sent})
     assert record.digests("ab") == [digest(2, "ab")]
     assert record.digests("ff") == []
 

@@ -14,6 +14,7 @@ from fuseforks.events.types import (
     LlmRetryStopped,
     RequestSent,
     ResponseReceived,
+    ResultSent,
     ToolCalled,
     ToolResultRecorded,
     TurnEnded,
@@ -488,3 +489,39 @@ def test_a_takeover_is_an_event_of_the_turn_and_ends_the_lost_tool_call() -> Non
         "fuseforks.takeover.images_lost": 0, "fuseforks.takeover.calls_lost": 1})]
     assert (tool["end"], tool["status"]) == (ms(3000), ("UNSET", None))
     assert tool["attributes"]["fuseforks.tool.outcome"] == "lost"
+
+
+def test_a_gateway_session_is_one_session_span_with_a_tool_span_per_call() -> None:
+    session = "gateway-claude-desktop"
+    events = recorded(session)
+    sent = [e.event.images for e in events if isinstance(e.event, ResultSent)]
+    root, *calls = shape(finished(events))
+    assert root == {
+        "name": "gateway_session claude-ai", "trace_id": trace_of(session),
+        "span_id": span_of(session, 1), "parent": None, "kind": "INTERNAL",
+        "start": ms(0), "end": ms(120), "status": ("UNSET", None),
+        "attributes": {
+            "gen_ai.operation.name": "gateway_session", "gen_ai.agent.name": "gateway",
+            "fuseforks.client.name": "claude-ai", "fuseforks.client.version": "0.14.10",
+            "fuseforks.gateway.profile": "claude-desktop", "fuseforks.gateway.transport": "stdio",
+            "fuseforks.turn.id": session, "fuseforks.turn.language": "en",
+            "fuseforks.session.stop": "closed", "fuseforks.session.calls": 3,
+            "fuseforks.images.count": 3,
+        },
+        "events": [],
+    }
+    assert [(c["name"], c["span_id"], c["parent"], c["start"], c["end"], c["status"])
+            for c in calls] == [
+        ("execute_tool shots__both", span_of(session, 2), span_of(session, 1), ms(10), ms(30),
+         ("UNSET", None)),
+        ("execute_tool shots__small", span_of(session, 6), span_of(session, 1), ms(50), ms(70),
+         ("UNSET", None)),
+        ("execute_tool shots__nothing", span_of(session, 10), span_of(session, 1), ms(90),
+         ms(100), ("ERROR", "unknown tool 'shots__nothing'")),
+    ]
+    assert [c["attributes"]["fuseforks.images.sent"] for c in calls] == [tuple(s) for s in sent]
+    assert [c["attributes"]["fuseforks.tool.outcome"] for c in calls] == ["ok", "ok", "error"]
+    cut_root, *cut_calls = shape(finished([e for e in events if e.seq <= 10]))
+    assert cut_root["attributes"]["fuseforks.session.stop"] == "cut"
+    assert cut_root["end"] == cut_calls[-1]["end"] == ms(90)
+    assert cut_calls[-1]["attributes"]["fuseforks.tool.outcome"] == "unanswered"

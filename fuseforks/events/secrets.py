@@ -1,0 +1,84 @@
+"""Secrets never reach the record: each one an agent knows is replaced by a marker that names it.
+
+A user may paste `$ANTHROPIC_API_KEY` into a request, a tool may echo its token, a provider may
+quote the key it was sent in an error. The model still gets what was typed (the engine folds the
+events as they were emitted); what is *published* — to the store, the log, spans, the bus between
+processes, exports — holds `[secret: ANTHROPIC_API_KEY]` instead. Because the record is what
+replay and takeover re-drive from, they see the marker too, and agree with themselves.
+
+Only exact occurrences of known values are replaced, and only values long enough to be secrets
+(`MIN_LENGTH`): every other text — a digest, an id, a word that happens to be some variable's
+value — stays byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import msgspec
+
+from fuseforks.events.codec import Envelope, encode_event
+from fuseforks.events.types import TurnEvent
+
+MIN_LENGTH = 8
+"""Shorter values (`true`, `debug`, a port) are not secrets, and replacing them would change
+ordinary text."""
+
+class Secrets:
+    """Values to keep out of the record, each with the name its marker shows."""
+
+    def __init__(self, named: Mapping[str, str] | None = None) -> None:
+        found = {value: name for name, value in (named or {}).items()
+                 if len(value) >= MIN_LENGTH and value.strip() == value}
+        # the longest first: a secret that contains another is replaced whole
+        ordered = sorted(found, key=len, reverse=True)
+        self._pairs = [(value, f"[secret: {found[value]}]") for value in ordered]
+        self._seen = [_json_text(value) for value in ordered]
+
+    def __bool__(self) -> bool:
+        return bool(self._pairs)
+
+    def __len__(self) -> int:
+        return len(self._pairs)
+
+    def event(self, event: TurnEvent) -> TurnEvent:
+        """`event` with every known secret replaced in its texts (the same object when it holds
+        none). One encoding tells whether any is there; only then are its texts rewritten."""
+        if not self._pairs:
+            return event
+        body = encode_event(event)
+        if not any(seen in body for seen in self._seen):
+            return event
+        cleaned = self._texts(msgspec.to_builtins(event))
+        return msgspec.convert(cleaned, type(event))
+
+    def text(self, value: str) -> str:
+        for secret, marker in self._pairs:
+            if secret in value:
+                value = value.replace(secret, marker)
+        return value
+
+    def _texts(self, value: object) -> object:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {key: self._texts(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self._texts(item) for item in value]
+        return value
+
+    def batch(self, batch: Sequence[Envelope]) -> Sequence[Envelope]:
+        """The envelopes as they may be published."""
+        if not self._pairs:
+            return batch
+        out: list[Envelope] = []
+        for envelope in batch:
+            event = self.event(envelope.event)
+            out.append(envelope if event is envelope.event
+                       else msgspec.structs.replace(envelope, event=event))
+        return out
+
+
+def _json_text(value: str) -> bytes:
+    """How `value` stands inside a JSON string (quotes stripped)."""
+    return msgspec.json.encode(value)[1:-1]

@@ -1,0 +1,118 @@
+"""Client profiles: the limits of the MCP client in front of the gateway, as data.
+
+A profile is the image pipeline's numbers (`ImageLimits`: long edge, bytes per image, images per
+result) and the client's limit on a whole tool result (`ResultLimits`), nothing else: the rules
+are the engine's, in `fuseforks.images`. Where the numbers come from (docs/gateway.md says more):
+
+- Anthropic's API refuses an image with an edge over 8,000 px, over 2,000 px in a request with
+  many images (more than 20), and an image over 5 MB of base64. A client keeps every image of a
+  conversation in every later request, so one image over the many-image limit breaks every
+  request after the twentieth image.
+- Anthropic scales an image down to a long edge of about 1,568 px anyway: larger ones cost bytes
+  and time and show the model nothing more. This is the engine's own size.
+- Claude Desktop refuses a tool result over 1 MB (read as 1,000,000 bytes, the smaller reading).
+- Claude Code refuses tool output over `MAX_MCP_OUTPUT_TOKENS` (25,000 tokens unless set), and has
+  counted an image's base64 text as text while doing so (about four characters a token): the
+  budget of a whole result is counted that way here, the safe reading.
+
+Every profile lets an image that is too large after re-encoding shrink until it fits (the engine
+drops it instead): a smaller picture is worth more to a client than a note that there was one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import msgspec
+
+from fuseforks.core.media import MAX_EDGE_PX, MAX_IMAGES_PER_RESULT, ImageLimits, ResultLimits
+
+API_MAX_EDGE_PX = 8000
+"""Anthropic's limit on an image's edge."""
+MANY_IMAGES_MAX_EDGE_PX = 2000
+"""Anthropic's limit on an image's edge in a request with more than 20 images."""
+API_MAX_IMAGE_BYTES = 5 * 1024 * 1024 * 3 // 4
+"""An image whose base64 text is at most 5 MiB (Anthropic's limit counts the base64)."""
+DESKTOP_RESULT_BYTES = 1_000_000
+"""Claude Desktop's limit on one tool result (1 MB)."""
+CODE_RESULT_TOKENS = 25_000
+"""Claude Code's default `MAX_MCP_OUTPUT_TOKENS`."""
+CODE_TOKENS_ENV = "MAX_MCP_OUTPUT_TOKENS"
+
+
+class ClientProfile(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    summary: str
+    limits: ImageLimits
+    result_limits: ResultLimits = ResultLimits()
+
+
+def _profiles(environ: Mapping[str, str]) -> dict[str, ClientProfile]:
+    tokens = environ.get(CODE_TOKENS_ENV, "").strip()
+    code_tokens = int(tokens) if tokens.isdigit() and int(tokens) > 0 else CODE_RESULT_TOKENS
+    return {
+        "generic": ClientProfile(
+            name="generic",
+            summary="images within what providers accept: 8000 px, 5 MB of base64",
+            limits=ImageLimits(max_edge_px=API_MAX_EDGE_PX, max_bytes=API_MAX_IMAGE_BYTES,
+                               max_images=MAX_IMAGES_PER_RESULT, shrink=True)),
+        "many-images": ClientProfile(
+            name="many-images",
+            summary="the 2000 px limit of requests with many images",
+            limits=ImageLimits(max_edge_px=MANY_IMAGES_MAX_EDGE_PX,
+                               max_bytes=API_MAX_IMAGE_BYTES, shrink=True)),
+        "claude-desktop": ClientProfile(
+            name="claude-desktop",
+            summary="1568 px, and a whole tool result within 1 MB",
+            limits=ImageLimits(max_edge_px=MAX_EDGE_PX, max_bytes=API_MAX_IMAGE_BYTES,
+                               shrink=True),
+            result_limits=ResultLimits(max_bytes=DESKTOP_RESULT_BYTES)),
+        "claude-code": ClientProfile(
+            name="claude-code",
+            summary=f"1568 px, and a whole tool result within {CODE_TOKENS_ENV} tokens",
+            limits=ImageLimits(max_edge_px=MAX_EDGE_PX, max_bytes=API_MAX_IMAGE_BYTES,
+                               shrink=True),
+            result_limits=ResultLimits(max_tokens=code_tokens)),
+    }
+
+
+PROFILE_NAMES = ("auto", "generic", "many-images", "claude-desktop", "claude-code")
+"""What `--profile` takes; `auto` picks one by the client's name (`CLIENT_PROFILES`)."""
+
+CLIENT_PROFILES = {"claude-ai": "claude-desktop", "claude-code": "claude-code"}
+"""The profile `auto` picks for a client, by the name it gives in `initialize` (Claude Desktop
+calls itself `claude-ai`); any other client gets `generic`."""
+
+
+class LimitOverrides(msgspec.Struct, frozen=True, kw_only=True):
+    """Numbers the user set over the profile's (None: the profile's own)."""
+
+    max_edge_px: int | None = None
+    max_bytes: int | None = None
+    max_images: int | None = None
+    result_max_bytes: int | None = None
+    result_max_tokens: int | None = None
+
+
+NO_OVERRIDES = LimitOverrides()
+
+
+def profile_for(name: str, client: str, overrides: LimitOverrides = NO_OVERRIDES,
+                environ: Mapping[str, str] | None = None) -> ClientProfile:
+    """The profile `name` (or, for `auto`, the one for `client`), with the overrides applied.
+    `environ`: where Claude Code's `MAX_MCP_OUTPUT_TOKENS` is read (this process's by default)."""
+    if name not in PROFILE_NAMES:
+        raise ValueError(f"unknown profile {name!r}; known: {', '.join(PROFILE_NAMES)}")
+    profiles = _profiles(os.environ if environ is None else environ)
+    chosen = profiles[CLIENT_PROFILES.get(client, "generic") if name == "auto" else name]
+    limits = msgspec.structs.replace(chosen.limits, **{
+        field: value for field, value in (("max_edge_px", overrides.max_edge_px),
+                                          ("max_bytes", overrides.max_bytes),
+                                          ("max_images", overrides.max_images))
+        if value is not None})
+    result = msgspec.structs.replace(chosen.result_limits, **{
+        field: value for field, value in (("max_bytes", overrides.result_max_bytes),
+                                          ("max_tokens", overrides.result_max_tokens))
+        if value is not None})
+    return msgspec.structs.replace(chosen, limits=limits, result_limits=result)

@@ -1,0 +1,165 @@
+"""Running the gateway: the record, the upstream servers, the MCP server over stdio or HTTP, and
+a clean end on SIGINT, SIGTERM or the client's going.
+
+Everything the gateway records goes through the engine's bus, the store as its required
+subscriber (a call that cannot be recorded is not sent on), the log file and live traces as the
+others. The upstream servers start together; one that does not start is named in each session's
+start and its tools are missing, the others serve. A signal stops the gateway where it waits:
+the calls still running are cancelled (upstream too), every session records its end with the
+signal as its cause, the servers are stopped, and the process exits 130 or 143.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import anyio
+import msgspec
+from anyio.abc import TaskGroup
+from mcp.server.stdio import stdio_server
+
+from fuseforks.agent.secrets import known_secrets
+from fuseforks.bus.bus import Bus, Subscriber
+from fuseforks.bus.subscribers import LogWriter, StoreWriter
+from fuseforks.core.names import SessionEndCause
+from fuseforks.events.sequencer import Clock
+from fuseforks.events.types import ServerDown
+from fuseforks.gateway.http import Listener, http_app, listener, security
+from fuseforks.gateway.server import gateway_server, initialization_options
+from fuseforks.gateway.sessions import GatewaySettings, SessionBook
+from fuseforks.gateway.stdio import stdin_lines
+from fuseforks.mcp.config import ServerConfig
+from fuseforks.mcp.connection import DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT
+from fuseforks.mcp.hub import ToolHub
+from fuseforks.stores.open import open_store
+from fuseforks.stores.postgres_sql import DatabaseUrl
+from fuseforks.traces.live import live_subscriber
+from fuseforks.wires.base import Endpoint
+
+logger = logging.getLogger("fuseforks.gateway")
+EXIT_CODES: dict[SessionEndCause, int] = {"closed": 0, "cancelled": 1, "SIGINT": 130,
+                                          "SIGTERM": 143}
+_SIGNALS: dict[signal.Signals, SessionEndCause] = {signal.SIGINT: "SIGINT",
+                                                   signal.SIGTERM: "SIGTERM"}
+
+
+class HttpOptions(msgspec.Struct, frozen=True, kw_only=True):
+    host: str = "127.0.0.1"
+    port: int = 0
+    token: str | None = None
+    allow_hosts: list[str] = []
+    allow_origins: list[str] = []
+
+
+class GatewayOptions(msgspec.Struct, frozen=True, kw_only=True):
+    servers: list[ServerConfig]
+    settings: GatewaySettings
+    store: Path | DatabaseUrl
+    log: Path | None = None
+    http: HttpOptions | None = None
+    call_timeout: float = DEFAULT_CALL_TIMEOUT
+    start_timeout: float = DEFAULT_START_TIMEOUT
+
+
+class Gateway:
+    """One run of the gateway. `await run()` serves until the client goes or a signal comes,
+    and returns the exit code. `on_listening(url)` hears where an HTTP gateway listens."""
+
+    def __init__(self, options: GatewayOptions, *, clock: Clock | None = None,
+                 on_listening: Callable[[str], None] | None = None) -> None:
+        self.options = options
+        self.clock = clock
+        self.on_listening = on_listening
+        self.cause: SessionEndCause = "closed"
+        self.book: SessionBook | None = None
+        self._listening: Listener | None = None
+
+    async def run(self) -> int:
+        options = self.options
+        if options.http is not None:  # refuse an unsafe address before anything starts
+            security(options.http.host, options.http.port, options.http.allow_hosts,
+                     options.http.allow_origins)
+        async with AsyncExitStack() as stack:
+            store = open_store(options.store)
+            stack.callback(store.close)
+            subscribers: list[Subscriber] = []
+            if options.log is not None:
+                log = LogWriter.to_file(options.log)
+                stack.callback(log.close)
+                subscribers.append(log)
+            tracing = live_subscriber()
+            if tracing is not None:
+                stack.push_async_callback(tracing.aclose)
+                subscribers.append(tracing)
+            bus = await stack.enter_async_context(Bus(
+                subscribers, required=[StoreWriter(store)],
+                secrets=known_secrets(Endpoint(base_url=""), options.servers)))
+
+            async def changed(server: str, kind: str) -> None:
+                if self.book is not None:
+                    await self.book.changed(server, kind)
+
+            hub = await stack.enter_async_context(ToolHub(
+                options.servers, call_timeout=options.call_timeout,
+                start_timeout=options.start_timeout, on_change=changed,
+                restart_after_timeout=True))
+            down = [ServerDown(server=name, reason=reason)
+                    for name, reason in hub.start_faults.items()]
+            self.book = SessionBook(hub, options.settings, bus.publish, servers_down=down,
+                                    clock=self.clock)
+            try:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(self._watch_signals, group)
+                    if options.http is None:
+                        await self._serve_stdio()
+                    else:
+                        await self._serve_http(options.http)
+                    group.cancel_scope.cancel()
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await self.book.end_all(self.cause)
+        return EXIT_CODES[self.cause]
+
+    async def _watch_signals(self, group: TaskGroup) -> None:
+        with anyio.open_signal_receiver(*_SIGNALS) as signals:
+            async for signum in signals:
+                self.cause = _SIGNALS[signum]
+                logger.info("gateway: %s, stopping", self.cause)
+                assert self.book is not None
+                self.book.ending()
+                if self._listening is not None:
+                    self._listening.should_exit = True  # uvicorn stops its own way
+                else:
+                    group.cancel_scope.cancel()
+                return
+
+    async def _serve_stdio(self) -> None:
+        assert self.book is not None
+        server = gateway_server(self.book)
+        async with stdin_lines() as lines, stdio_server(stdin=lines) as (read,  # type: ignore[arg-type]
+                                                                          write):
+            await server.run(read, write, initialization_options(server))
+
+    async def _serve_http(self, http: HttpOptions) -> None:
+        book = self.book
+        assert book is not None
+        server = gateway_server(book)
+
+        async def deleted(session_id: str) -> None:
+            await book.end(f"http:{session_id}", "closed")
+
+        port = http.port
+        app = http_app(server, security(http.host, port, http.allow_hosts, http.allow_origins),
+                       http.token, deleted)
+        listening = self._listening = listener(app, http.host, port)
+        async with anyio.create_task_group() as group:
+            group.start_soon(listening.serve)
+            await listening.listening.wait()
+            if self.on_listening is not None:
+                host = f"[{http.host}]" if ":" in http.host else http.host
+                self.on_listening(f"http://{host}:{listening.port}/mcp")
+

@@ -1,0 +1,27 @@
+"""The pictures of the screenshot server, built in code: the same bytes in the server and in the
+tests that check what the gateway made of them."""
+
+from __future__ import annotations
+
+import functools
+
+from tests.helpers import imagegen as gen
+
+SCREEN_SIZE = (3840, 2160)
+RETINA_SIZE = (3456, 2234)
+SMALL_SIZE = (640, 400)
+
+
+@functools.cache
+def screen_png() -> bytes:
+    return gen.encode(gen.screenshot(*SCREEN_SIZE, seed=4), "PNG")
+
+
+@functools.cache
+def retina_png() -> bytes:
+    return gen.encode(gen.screenshot(*RETINA_SIZE, seed=5), "PNG")
+
+
+@functools.cache
+def small_jpeg() -> bytes:
+    return gen.encode(gen.photo(*SMALL_SIZE, seed=6), "JPEG", quality=85)
