@@ -235,7 +235,8 @@ class Agent(anyio.AsyncContextManagerMixin):
                             image_cap=settings.image_cap, conversation_id=conversation_id,
                             history=exchanges, history_dropped=dropped,
                             servers_down=[ServerDown(server=s, reason=r)
-                                          for s, r in self.start_faults.items()])
+                                          for s, r in self.start_faults.items()],
+                            worker=settings.worker)
             model, port = self._ports(live, tools)
             turn = Turn(spec, model, port, publish=bus.publish, turn_id=turn_id, clock=self._clock,
                         on_text=on_text)
@@ -276,7 +277,8 @@ class Agent(anyio.AsyncContextManagerMixin):
         lock = self._locks.setdefault(conversation_id or turn_id, anyio.Lock())
         async with lock:
             bus.forget(turn_id)  # whatever failed before, the turn goes on from its record
-            turn = resume(recorded, model, port, worker=worker or self.settings.name,
+            turn = resume(recorded, model, port,
+                          worker=worker or self.settings.worker or self.settings.name,
                           publish=bus.publish, clock=self._clock)
             outcome = await self._drive(turn, recorded=len(recorded))
         return turn_result(outcome, conversation_id)
@@ -335,13 +337,13 @@ class Agent(anyio.AsyncContextManagerMixin):
 
         return await anyio.to_thread.run_sync(find)
 
-    def hand_back(self) -> int:
-        """Stop every running turn without recording an end (each `run` raises `HandedBack`),
-        for another process to take them over; returns how many."""
-        running = list(self._running)
+    def hand_back(self, turn_id: str | None = None) -> list[str]:
+        """Stop every running turn (or the one `turn_id` names) without recording an end (each
+        `run` raises `HandedBack`), for another process to take them over; returns their ids."""
+        running = [t for t in self._running if turn_id is None or t.turn_id == turn_id]
         for turn in running:
             turn.hand_back()
-        return len(running)
+        return [turn.turn_id for turn in running]
 
     def interrupt(self, cause: InterruptCause = "cancelled") -> int:
         """Interrupt every turn this agent is running (each records it); returns how many."""

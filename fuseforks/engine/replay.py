@@ -291,7 +291,7 @@ def spec_of(started: TurnStarted) -> TurnSpec:
                     conversation_id=started.conversation_id, history=list(started.history),
                     history_dropped=started.history_dropped,
                     servers_down=list(started.servers_down), placement=started.placement,
-                    learns_placements=started.learns_placements)
+                    learns_placements=started.learns_placements, worker=started.worker)
 
 
 async def redrive(recorded: Sequence[Envelope]) -> list[Envelope]:

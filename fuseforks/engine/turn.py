@@ -110,6 +110,8 @@ class TurnSpec(msgspec.Struct, frozen=True, kw_only=True):
     """Where the turn starts placing tool images; None: the wire's own placement. An agent
     starts with the placement its record says works for this model."""
     learns_placements: bool = True
+    worker: str = ""
+    """The worker process running the turn, recorded on its start."""
 
 
 
@@ -233,6 +235,7 @@ class Turn:
                 history_dropped=self.spec.history_dropped,
                 servers_down=[msgspec.structs.replace(d, reason=elide_base64(d.reason))
                               for d in self.spec.servers_down],
+                worker=self.spec.worker,
             ))
             outcome: tuple[StopReason, str, str, int] | None = None
             try:
@@ -397,7 +400,7 @@ class Turn:
         self.recorder.emit(TurnTakenOver(
             round=self.state.round, worker=takeover.worker, endpoint_host=takeover.endpoint_host,
             images_lost=list(dict.fromkeys(d for _, d in self.state.attached_images)),
-            calls_lost=[c.id for c in calls]))
+            calls_lost=[c.id for c in calls], taken_from=takeover.taken_from))
 
     def _record_rejection(self, purpose: RequestPurpose, error: WireRejected) -> None:
         self.recorder.emit(RequestRefused(

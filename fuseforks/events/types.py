@@ -143,6 +143,9 @@ class TurnStarted(Event, frozen=True, kw_only=True):
     learns_placements: bool = True
     """The engine records `PlacementLearned`; false for turns recorded before it did, so that
     today's engine re-drives them to the same events."""
+    worker: str = ""
+    """The worker process that started the turn (its name); empty for a turn a program ran
+    itself, and in records from before workers named themselves."""
 
 
 class TurnNotStarted(Event, frozen=True, kw_only=True):
@@ -377,9 +380,13 @@ class TurnTakenOver(Event, frozen=True, kw_only=True):
 
     round: int
     worker: str
+    """The worker that took the turn over."""
     endpoint_host: str
     images_lost: list[Digest] = []
     calls_lost: list[str] = []
+    taken_from: str = ""
+    """The worker that ran the turn until then (the one that started it, or took it over last);
+    empty when the record does not say."""
 
 
 class TurnEnded(Event, frozen=True, kw_only=True):
