@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 
-from fuseforks.agent.progress import Progress, ProgressModel, ProgressTools
+from fuseforks.agent.progress import Progress, ProgressModel, ProgressTools, progress_line
 from fuseforks.agent.result import TurnResult, turn_result
 from fuseforks.agent.secrets import known_secrets
 from fuseforks.agent.settings import AgentSettings
@@ -185,7 +185,8 @@ class Agent(anyio.AsyncContextManagerMixin):
             if hub is None:
                 hub = await stack.enter_async_context(ToolHub(
                     self._servers, start_timeout=self.settings.mcp_start_timeout,
-                    on_waiting=self._waiting if self._on_progress else None))
+                    on_waiting=self._waiting if self._on_progress else None,
+                    on_progress=self._tool_progress if self._on_progress else None))
             self.start_faults = dict(hub.start_faults)
             self._tools = HubTools(hub)
             self._known = capabilities(
@@ -312,6 +313,12 @@ class Agent(anyio.AsyncContextManagerMixin):
     def capabilities(self) -> list[Capability]:
         """What this agent's record knows about where models take tool images."""
         return list(self._known)
+
+    def _tool_progress(self, tool: str, progress: float, total: float | None,
+                       message: str | None) -> None:
+        """A server's progress notification, on the progress line."""
+        assert self._on_progress is not None
+        self._on_progress(progress_line(tool, progress, total, message))
 
     def _waiting(self, server: str, seconds: float) -> None:
         assert self._on_progress is not None

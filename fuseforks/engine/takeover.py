@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import msgspec
 
 from fuseforks.core.errors import PrefixDiverged
+from fuseforks.engine.arrivals import recorded_arrivals
 from fuseforks.engine.recorder import Publish
 from fuseforks.events.codec import Envelope
 from fuseforks.events.privacy import elide_base64
@@ -50,11 +51,15 @@ class Continuation(msgspec.Struct, frozen=True, kw_only=True):
 
     takeovers: tuple[Takeover, ...] = ()
     prefix: tuple[Envelope, ...] = ()
+    arrivals: dict[int, tuple[str, ...]] = {}
+    """Per round, the order its tool results were recorded in (the order the tools finished):
+    the re-driven turn records them in the same order."""
 
     @classmethod
     def replayed(cls, recorded: Sequence[Envelope]) -> Continuation:
         """Re-driving a record to compare: its takeovers where they happened."""
-        return cls(takeovers=tuple(_recorded_takeovers(recorded)))
+        return cls(takeovers=tuple(_recorded_takeovers(recorded)),
+                   arrivals=recorded_arrivals(recorded))
 
     @classmethod
     def taken_over(cls, recorded: Sequence[Envelope], *, worker: str,
@@ -62,7 +67,8 @@ class Continuation(msgspec.Struct, frozen=True, kw_only=True):
         """Taking over a record that has no end: its takeovers, then this one where it stops."""
         here = Takeover(after_seq=recorded[-1].seq, worker=worker, endpoint_host=endpoint_host,
                         taken_from=last_worker(recorded))
-        return cls(takeovers=(*_recorded_takeovers(recorded), here), prefix=tuple(recorded))
+        return cls(takeovers=(*_recorded_takeovers(recorded), here), prefix=tuple(recorded),
+                   arrivals=recorded_arrivals(recorded))
 
 
 def _recorded_takeovers(recorded: Sequence[Envelope]) -> list[Takeover]:

@@ -54,6 +54,7 @@ from fuseforks.core.names import (
     parse_language,
 )
 from fuseforks.core.texts import texts
+from fuseforks.engine.arrivals import Arrivals
 from fuseforks.engine.outputs import output_events, recorded_arguments
 from fuseforks.engine.recorder import Publish, Recorder
 from fuseforks.engine.takeover import Continuation, Takeovers
@@ -176,6 +177,8 @@ class Turn:
         continuing = continuing or Continuation()
         self.recorder = Recorder(self.turn_id, clock or SystemClock(), publish, continuing.prefix)
         self._takeovers = Takeovers(self.turn_id, continuing)
+        self._recorded_arrivals = continuing.arrivals
+        self._arrivals = Arrivals()
         self._endpoint_host = model.endpoint_host
         """Where requests go; a takeover changes it (the new process has its own endpoint)."""
         self.vault = ImageVault()
@@ -428,20 +431,25 @@ class Turn:
         self._takeovers.none_missed(self.recorder.seq)
         await rec.commit()  # write-ahead: the calls are on record before any starts
         self._in_flight = "tools"
-        outputs: list[ToolOutput | None] = [None] * len(calls)
+        arrivals = self._arrivals = Arrivals(self._recorded_arrivals.get(round_))
 
-        async def run_one(index: int, call: ToolCall) -> None:
+        async def run_one(call: ToolCall) -> None:
             try:
-                outputs[index] = await self.tools.call(call.name, call.arguments, self.spec.language)
+                output = await self.tools.call(call.name, call.arguments, self.spec.language)
             except Exception as error:
-                outputs[index] = fault_output(f"{type(error).__name__}: {error}", self.spec.language)
+                output = fault_output(f"{type(error).__name__}: {error}", self.spec.language)
+            await arrivals.turn_of(call.id)
+            self._record_output(round_, call, output)  # as it arrives: its time is its own
+            arrivals.recorded(call.id)
 
         async with anyio.create_task_group() as group:
-            for index, call in enumerate(calls):
-                group.start_soon(run_one, index, call)
-        for call, output in zip(calls, outputs, strict=True):
-            assert output is not None
-            self._record_output(round_, call, output)
+            for call in calls:
+                group.start_soon(run_one, call)
+
+    async def results_settled(self) -> None:
+        """Return once the round's recorded results are recorded again (a re-driven turn that
+        was interrupted during its tools stops after them, as the recording did)."""
+        await self._arrivals.settled.wait()
 
     def _record_output(self, round_: int, call: ToolCall, output: ToolOutput) -> None:
         attach = bool(output.images) and not self.state.fallback_active

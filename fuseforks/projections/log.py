@@ -28,6 +28,7 @@ from fuseforks.events.types import (
     RepeatDetected,
     RequestRefused,
     RequestSent,
+    ResourceRead,
     ResponseReceived,
     ResultSent,
     RoundStarted,
@@ -114,6 +115,11 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
             if event.image_digests:
                 text += f" images={len(event.image_digests)}"
             return [text]
+        case ResourceRead():
+            return [
+                f"tool resource read: agent={agent} round={event.round} uri={value(event.uri)} "
+                f"outcome={event.outcome} bytes={event.size}"
+            ]
         case ImagesDropped():
             name = value(event.name)
             return [
