@@ -25,7 +25,7 @@ import anyio
 import anyio.to_thread
 
 from fuseforks.agent.locks import ConversationLocks
-from fuseforks.agent.progress import Progress, ProgressModel, ProgressTools
+from fuseforks.agent.progress import Progress, ProgressModel, ProgressTools, progress_line
 from fuseforks.agent.result import TurnResult, turn_result
 from fuseforks.agent.secrets import known_secrets
 from fuseforks.agent.settings import AgentSettings
@@ -195,7 +195,8 @@ class Agent(anyio.AsyncContextManagerMixin):
             if hub is None:
                 hub = await stack.enter_async_context(ToolHub(
                     self._servers, start_timeout=self.settings.mcp_start_timeout,
-                    on_waiting=self._waiting if self._on_progress else None))
+                    on_waiting=self._waiting if self._on_progress else None,
+                    on_progress=self._tool_progress if self._on_progress else None))
             self.start_faults = dict(hub.start_faults)
             self._tools = HubTools(hub)
             self._known = capabilities(
@@ -247,7 +248,8 @@ class Agent(anyio.AsyncContextManagerMixin):
                             image_cap=settings.image_cap, conversation_id=conversation_id,
                             history=exchanges, history_dropped=dropped,
                             servers_down=[ServerDown(server=s, reason=r)
-                                          for s, r in self.start_faults.items()])
+                                          for s, r in self.start_faults.items()],
+                            worker=settings.worker)
             model, port = self._ports(live, tools)
             turn = Turn(spec, model, port, publish=bus.publish, turn_id=turn_id, clock=self._clock,
                         on_text=on_text)
@@ -287,7 +289,8 @@ class Agent(anyio.AsyncContextManagerMixin):
         model, port = self._ports(live, tools)
         async with self._locks.hold(conversation_id or turn_id):
             bus.forget(turn_id)  # whatever failed before, the turn goes on from its record
-            turn = resume(recorded, model, port, worker=worker or self.settings.name,
+            turn = resume(recorded, model, port,
+                          worker=worker or self.settings.worker or self.settings.name,
                           publish=bus.publish, clock=self._clock)
             outcome = await self._drive(turn, recorded=len(recorded))
         return turn_result(outcome, conversation_id)
@@ -323,6 +326,12 @@ class Agent(anyio.AsyncContextManagerMixin):
         """What this agent's record knows about where models take tool images."""
         return list(self._known)
 
+    def _tool_progress(self, tool: str, progress: float, total: float | None,
+                       message: str | None) -> None:
+        """A server's progress notification, on the progress line."""
+        assert self._on_progress is not None
+        self._on_progress(progress_line(tool, progress, total, message))
+
     def _waiting(self, server: str, seconds: float) -> None:
         assert self._on_progress is not None
         self._on_progress(f"waiting for MCP server {server} to start ({seconds:.0f} s)")
@@ -340,13 +349,13 @@ class Agent(anyio.AsyncContextManagerMixin):
 
         return await anyio.to_thread.run_sync(find)
 
-    def hand_back(self) -> int:
-        """Stop every running turn without recording an end (each `run` raises `HandedBack`),
-        for another process to take them over; returns how many."""
-        running = list(self._running)
+    def hand_back(self, turn_id: str | None = None) -> list[str]:
+        """Stop every running turn (or the one `turn_id` names) without recording an end (each
+        `run` raises `HandedBack`), for another process to take them over; returns their ids."""
+        running = [t for t in self._running if turn_id is None or t.turn_id == turn_id]
         for turn in running:
             turn.hand_back()
-        return len(running)
+        return [turn.turn_id for turn in running]
 
     def interrupt(self, cause: InterruptCause = "cancelled") -> int:
         """Interrupt every turn this agent is running (each records it); returns how many."""

@@ -15,6 +15,13 @@ from fuseforks.ports.tools import ToolOutput, ToolPort
 Progress = Callable[[str], None]
 
 
+def progress_line(tool: str, progress: float, total: float | None, message: str | None) -> str:
+    """What a server's progress notification puts on the progress line:
+    `tool cam__scan: 3/10 reading frames` (the total and the message when the server gives them)."""
+    done = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
+    return f"tool {tool}: {done}" + (f" {message}" if message else "")
+
+
 class ProgressModel:
     """The model port, saying what the turn is waiting for."""
 

@@ -41,6 +41,9 @@ class AgentSettings:
     """Seconds an MCP server may take to start (a server's own `startTimeout` wins)."""
     reprobe_after: timedelta = DEFAULT_REPROBE_AFTER
     """How long a refused native placement is remembered before it is tried again."""
+    worker: str = ""
+    """The process running the agent's turns, named on each turn's start and on each turn it
+    takes over (a worker sets its name); empty for a program of its own."""
 
     def __post_init__(self) -> None:
         parse_language(self.language)  # `UnknownName` for a language fuseforks does not speak

@@ -79,6 +79,9 @@ class ChatView:
             self._state = evolve_log(self._state, event)
             for line in self._state.lines[before:]:
                 self._echo(line)
+            if isinstance(event, ToolResultRecorded) and event.shown is not None:
+                for line in event.shown.splitlines():  # content meant for the user
+                    self._echo(f"  {line}")
             if isinstance(event, ToolResultRecorded) and self._images.get(event.call_id):
                 shown = texts(self._language).display_line(
                     [(format_name(m.media_type), m.size) for m in self._images[event.call_id]])

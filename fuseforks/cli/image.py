@@ -21,6 +21,7 @@ from urllib.parse import unquote_to_bytes
 import click
 import msgspec
 
+from fuseforks.core.media import format_name
 from fuseforks.core.signatures import sniff_format
 from fuseforks.images.normalize import normalize_image, normalize_result_images
 from fuseforks.images.types import DroppedImage, NormalizedImage
@@ -29,7 +30,6 @@ _BASE64_BYTES = frozenset(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\r\n\t "
 )
 _DATA_URL = re.compile(rb"\s*data:([^,;]*)((?:;[^,;]*)*),(.*?)\s*", re.DOTALL | re.IGNORECASE)
-_OUT_FORMATS = {"image/jpeg": "JPEG", "image/webp": "WEBP"}
 
 
 class Inspection(msgspec.Struct, omit_defaults=True):
@@ -197,7 +197,7 @@ def _line(row: Inspection) -> str:
     label = row.file if row.block is None else f"{row.file}#{row.block}"
     claimed = f" claimed={row.claimed_media_type}" if row.claimed_media_type else ""
     if row.outcome == "kept":
-        out_format = _OUT_FORMATS.get(row.media_type or "", row.media_type)
+        out_format = format_name(row.media_type or "")
         return (
             f"{label}: {row.path}{claimed} format={row.source_format}->{out_format}"
             f" bytes={row.source_size}->{row.size} px={row.width}x{row.height}"

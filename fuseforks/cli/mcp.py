@@ -23,6 +23,7 @@ import anyio
 import click
 import msgspec
 
+from fuseforks.core.media import format_name
 from fuseforks.core.names import LANGUAGES, Language
 from fuseforks.core.texts import format_size
 from fuseforks.events.privacy import elide_base64
@@ -40,8 +41,6 @@ from fuseforks.mcp import (
 from fuseforks.mcp.config import tool_prefix
 from fuseforks.mcp.hub import ToolDefinition
 from fuseforks.ports.tools import ToolOutput
-
-_OUT_FORMATS = {"image/jpeg": "JPEG", "image/webp": "WEBP"}
 
 
 class ImageRow(msgspec.Struct):
@@ -79,7 +78,7 @@ def _tool_line(tool: ToolDefinition) -> str:
 
 
 def _image_line(number: int, image: NormalizedImage) -> str:
-    fmt = _OUT_FORMATS.get(image.media_type, image.media_type)
+    fmt = format_name(image.media_type)
     how = (
         "passed through"
         if image.path == "pass_through"
@@ -142,7 +141,7 @@ def report(output: ToolOutput) -> CallReport:
         images=[
             ImageRow(
                 index=n,
-                format=_OUT_FORMATS.get(i.media_type, i.media_type),
+                format=format_name(i.media_type),
                 width=i.width,
                 height=i.height,
                 size=i.size,
@@ -187,6 +186,17 @@ def _pairs(values: tuple[str, ...], separator: str, option: str) -> dict[str, st
             raise click.UsageError(f"{option} takes KEY{separator}VALUE, got {value!r}")
         pairs[key.strip()] = rest.strip() if separator == ":" else rest
     return pairs
+
+
+def _not_callable(start_faults: dict[str, str], offered: list[str], name: str, typed: str,
+                  *, prefixed: bool) -> str:
+    """Why `name` cannot be called: the server did not start (its reason, not a tool error), or
+    it has no such tool — named as the user typed it, with the tools it does have."""
+    if start_faults:
+        return "; ".join(start_faults.values())
+    shown = [t.split("__", 1)[1] for t in offered] if prefixed else offered
+    listing = ", ".join(shown) if shown else "none"
+    return f"unknown tool {typed!r} (the server offers: {listing})"
 
 
 @click.group()
@@ -293,13 +303,20 @@ def call(
         servers = [StdioServer(name=server, command=command[0], args=command[1:], env=env_pairs)]
         name = f"{tool_prefix(server)}__{tool}"
 
-    async def run() -> ToolOutput:
+    async def run() -> ToolOutput | str:
         async with ToolHub(
             servers, call_timeout=timeout, start_timeout=seconds, on_waiting=_waiting
         ) as hub:
+            offered = [t.name for t in hub.list_tools()]
+            if name not in offered:
+                return _not_callable(hub.start_faults, offered, name, tool, prefixed=config_path
+                                     is None)
             return await hub.call(name, arguments, language)
 
     output = anyio.run(run)
+    if isinstance(output, str):  # no call was made: why, as the user typed it
+        click.echo(f"fault: {output}", err=True)
+        sys.exit(2)
     if as_json:
         click.echo(msgspec.json.encode(report(output)).decode())
     else:

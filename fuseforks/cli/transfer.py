@@ -48,6 +48,7 @@ Examples:
   fuseforks export fuseforks.db -o all.jsonl
   fuseforks export fuseforks.db --turn 3f2a > one-turn.jsonl
   fuseforks export postgresql://me@db.example.com/agents -o all.jsonl
+  fuseforks export fuseforks.db --format otlp -o traces.pb
   fuseforks export fuseforks.db --format otlp-json -o traces.jsonl""")
 @click.argument("source", type=SOURCE)
 @click.option("--turn", "turn_id", default=None,
@@ -55,23 +56,29 @@ Examples:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the stream to this file (replaced if it exists) instead of standard "
                    "output.")
-@click.option("--format", "form", type=click.Choice(["jsonl", "otlp-json"]), default="jsonl",
-              show_default=True,
-              help="jsonl: the events as recorded, what import reads; otlp-json: each turn's "
-                   "OpenTelemetry spans, one OTLP/JSON ExportTraceServiceRequest per line "
-                   "(needs fuseforks[otel]).")
+@click.option("--format", "form", type=click.Choice(["jsonl", "otlp", "otlp-json"]),
+              default="jsonl", show_default=True,
+              help="jsonl: the events as recorded, what import reads; otlp: every turn's "
+                   "OpenTelemetry spans as one OTLP protobuf ExportTraceServiceRequest, the body "
+                   "collectors take at /v1/traces (application/x-protobuf); otlp-json: each "
+                   "turn's spans, one OTLP/JSON ExportTraceServiceRequest per line (both need "
+                   "fuseforks[otel]).")
 def export(source: Location, turn_id: str | None, output: Path | None, form: str) -> None:
     """Write the turns of a store as a JSON Lines stream.
 
     One event per line, as recorded, from SOURCE (a store — an SQLite file or a PostgreSQL URL —
     read without writing to it, or a stream); `fuseforks import` reads it back. With --format
-    otlp-json, each turn's OpenTelemetry GenAI spans instead, one JSON document per line."""
+    otlp, every turn's OpenTelemetry GenAI spans as one OTLP protobuf request instead; with
+    --format otlp-json, each turn's spans as one JSON document per line."""
     if output is not None:
         check_file_target(output, "output")
     with open_source(source) as opened:
         turns = chosen_turns(opened, turn_id)
     if form == "otlp-json":
         export_spans(list(turns.values()), output)
+        return
+    if form == "otlp":
+        export_protobuf(list(turns.values()), output)
         return
     envelopes = [e for events in turns.values() for e in events]
     if output is None:
@@ -218,6 +225,29 @@ def summary(db: Location, outcomes: list[TurnImport], added: str = "imported") -
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def export_protobuf(turns: list[list[Envelope]], output: Path | None) -> None:
+    """`export --format otlp`: one OTLP protobuf export request of every turn's spans."""
+    from fuseforks.traces.recorded import otlp_protobuf
+
+    if output is None and sys.stdout.isatty():
+        raise click.UsageError("--format otlp writes binary protobuf: give -o FILE or redirect "
+                               "standard output")
+    try:
+        body, spans = otlp_protobuf(turns)
+    except FuseforksError as error:
+        raise click.ClickException(str(error)) from error
+    if output is None:
+        sys.stdout.buffer.write(body)
+        sys.stdout.buffer.flush()
+        return
+    try:
+        output.write_bytes(body)
+    except OSError as error:
+        raise click.ClickException(f"{output}: cannot write it ({error.strerror})") from error
+    click.echo(f"exported {len(turns)} turn(s) as OTLP protobuf ({spans} spans, "
+               f"{len(body):,} bytes) to {output}", err=True)
 
 
 def export_spans(turns: list[list[Envelope]], output: Path | None) -> None:

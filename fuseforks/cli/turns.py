@@ -11,7 +11,7 @@ from fuseforks.projections.summary import TurnSummary, turn_summary
 
 _COLUMNS = (("turn", "turn_id"), ("agent", "agent"), ("wire", "wire"), ("model", "model"),
             ("started", "started"), ("rounds", "rounds"), ("stop", "stop"),
-            ("images sent", "images_sent"))
+            ("images sent", "images_sent"), ("taken over", "taken_over"))
 
 
 def table(rows: list[TurnSummary]) -> list[str]:
@@ -28,8 +28,8 @@ def turns(source: Location, as_json: bool) -> None:
     """List the recorded turns of a store or stream.
 
     One line per turn in SOURCE, oldest first: its id, agent, wire, model, when it started, its
-    tool rounds, how it stopped (`cut` when the record has no end), and how many distinct tool
-    images its requests sent. Any unique prefix of an id works wherever a command takes --turn."""
+    tool rounds, how it stopped (`cut` when the record has no end), how many distinct tool
+    images its requests sent, and how many times another worker took it over. Any unique prefix of an id works wherever a command takes --turn."""
     with open_source(source) as opened:
         rows = [turn_summary(envelopes) for envelopes in chosen_turns(opened).values() if envelopes]
     if as_json:

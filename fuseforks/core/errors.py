@@ -15,6 +15,7 @@ Each derives from `FuseforksError` and is importable from `fuseforks`:
     ├── McpUnavailable             no MCP server could answer for a resource or a prompt
     ├── MissingKey                 no API key for a wire that needs one
     ├── BusError                   the message bus could not be reached or refused
+    │   └── LeaseLost              another relay took over the relay's lease
     ├── HandedBack                 a turn stopped without an end, for another process
     ├── PrefixDiverged             a record today's engine does not re-drive alike
     ├── NothingToTakeOver          no unended record to take over
@@ -92,6 +93,11 @@ class MissingKey(FuseforksError):
 
 class BusError(FuseforksError):
     """The message bus could not be reached or refused an operation."""
+
+
+class LeaseLost(BusError):
+    """Another relay took over the relay's lease: this one's writes to it are refused, and it
+    publishes nothing more (`fuseforks.jetstream.lease`)."""
 
 
 class HandedBack(FuseforksError):

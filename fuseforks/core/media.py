@@ -103,8 +103,8 @@ class ResultLimits(msgspec.Struct, frozen=True, kw_only=True):
         return min(limits) if limits else None
 
 
-MEDIA_TYPES = {"JPEG": "image/jpeg", "WEBP": "image/webp"}
-"""Format name -> the media type fuseforks sends it as (PNG is always re-encoded)."""
+MEDIA_TYPES = {"JPEG": "image/jpeg", "WEBP": "image/webp", "PNG": "image/png"}
+"""Format name -> the media type fuseforks sends it as (every wire takes all three)."""
 FORMAT_NAMES = {media_type: name for name, media_type in MEDIA_TYPES.items()}
 """Media type -> the format name a person reads in the display line and in replay."""
 

@@ -31,6 +31,8 @@ after the tool results carries them, with a caption."""
 
 DropReason = Literal["unreadable", "unsupported_format", "too_large", "too_many"]
 ImagePath = Literal["pass_through", "re_encoded"]
+ReadOutcome = Literal["read", "too_large", "timeout", "failed"]
+"""How reading a linked resource (`resources/read`) ended."""
 RequestPurpose = Literal["round", "resend", "summary"]
 FallbackOutcome = Literal["ok", "failed"]
 

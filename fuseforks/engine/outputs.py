@@ -1,7 +1,8 @@
 """The events that record one tool output, and the output they record — shared by a turn and a
 gateway session, live and in replay.
 
-A tool's output is recorded the same way wherever it was called: what normalization kept
+A tool's output is recorded the same way wherever it was called: the linked resources the
+engine read for it (`ResourceRead`), what normalization kept
 (`ImagesNormalized`), what it dropped and why (`ImagesDropped`), and the output as text with
 the digests of its images (`ToolResultRecorded`). Text that holds media is recorded with the
 media cut out, and the image offsets of such a text are left out (they pointed into the text
@@ -20,11 +21,12 @@ from fuseforks.events.types import (
     ImageMeta,
     ImagesDropped,
     ImagesNormalized,
+    ResourceRead,
     ToolResultRecorded,
     TurnEvent,
 )
 from fuseforks.images.types import DroppedImage, NormalizedImage
-from fuseforks.ports.tools import ToolOutput
+from fuseforks.ports.tools import LinkRead, ToolOutput
 
 _canonical = msgspec.json.Encoder(order="sorted")
 
@@ -44,7 +46,12 @@ def output_events(round_: int, call_id: str, name: str, output: ToolOutput, *,
                   attached: bool) -> list[TurnEvent]:
     """The events of one tool output, in the order they are recorded. `attached`: its images go
     on (the turn attaches them to the message list; the gateway hands them to its client)."""
-    events: list[TurnEvent] = []
+    events: list[TurnEvent] = [
+        ResourceRead(round=round_, call_id=call_id, uri=elide_base64(read.uri),
+                     outcome=read.outcome, digest=read.digest, size=read.size,
+                     detail=elide_base64(read.detail))
+        for read in output.reads
+    ]
     if output.images:
         events.append(ImagesNormalized(round=round_, call_id=call_id,
                                        images=[image_meta(i) for i in output.images]))
@@ -61,15 +68,16 @@ def output_events(round_: int, call_id: str, name: str, output: ToolOutput, *,
         body=body, image_digests=[i.digest for i in output.images],
         attached=attached or not output.images, fault=output.fault,
         image_offsets=list(offsets) if output.images else [],
+        shown=elide_base64(output.shown) if output.shown is not None else None,
         bytes_without_images=output.bytes_without_images,
     ))
     return events
 
 
 def recorded_output(result: ToolResultRecorded, normalized: ImagesNormalized | None,
-                    dropped: ImagesDropped | None) -> ToolOutput:
-    """The tool output a record holds, served again in replay: the recorded body and the
-    recorded normalization results, with no image bytes."""
+                    dropped: ImagesDropped | None, reads: list[LinkRead] | None = None) -> ToolOutput:
+    """The tool output a record holds, served again in replay: the recorded body, the recorded
+    normalization results and linked-resource reads, with no image bytes."""
     images = [
         NormalizedImage(data=b"", media_type=m.media_type, width=m.width, height=m.height,
                         size=m.size, digest=m.digest, path=m.path,
@@ -80,5 +88,5 @@ def recorded_output(result: ToolResultRecorded, normalized: ImagesNormalized | N
                           detail=d.detail) for d in (dropped.drops if dropped else [])]
     return ToolOutput(text=result.body, images=images, dropped=drops,
                       is_error=not result.ok, fault=result.fault,
-                      image_offsets=list(result.image_offsets),
-                      bytes_without_images=result.bytes_without_images)
+                      image_offsets=list(result.image_offsets), shown=result.shown,
+                      reads=list(reads or []), bytes_without_images=result.bytes_without_images)

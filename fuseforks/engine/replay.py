@@ -33,6 +33,7 @@ from fuseforks.events.types import (
     LlmRetryStopped,
     RequestRefused,
     RequestSent,
+    ResourceRead,
     ResponseReceived,
     SessionEnded,
     SessionStarted,
@@ -47,9 +48,9 @@ from fuseforks.events.types import (
     TurnTakenOver,
 )
 from fuseforks.images.vault import ImageVault
-from fuseforks.mcp.render import ToolOutput
 from fuseforks.ports.model import ModelNotes, TextListener
 from fuseforks.ports.notices import JpegResendNotice, RetryNotice, RetryStop
+from fuseforks.ports.tools import LinkRead, ToolOutput
 
 _canonical = msgspec.json.Encoder(order="sorted")
 _arguments = msgspec.json.Decoder(dict[str, Any])
@@ -121,6 +122,8 @@ class _Interruption:
 
     async def enact(self) -> NoReturn:
         assert self.recorded is not None and self.turn is not None
+        if self.recorded.during == "tools":
+            await self.turn.results_settled()
         self.turn.interrupt(self.recorded.cause)
         await anyio.sleep_forever()
         raise AssertionError("an interrupted turn does not go on")
@@ -198,7 +201,9 @@ class ReplayModel:
 
 
 class ReplayTools:
-    """Recorded tool outputs, served per (tool, arguments) in recorded order."""
+    """Recorded tool outputs, served per (tool, arguments) in the order of their calls (the
+    engine starts a round's calls in call order; it records their results in the recorded
+    order, `fuseforks.engine.arrivals`)."""
 
     def __init__(self, started: TurnStarted, events: Sequence[TurnEvent],
                  interruption: _Interruption | None = None) -> None:
@@ -208,25 +213,38 @@ class ReplayTools:
         calls: dict[str, ToolCalled] = {}
         normalized: dict[str, ImagesNormalized] = {}
         dropped: dict[str, ImagesDropped] = {}
+        reads: dict[str, list[LinkRead]] = defaultdict(list)
         lost: set[str] = set()  # calls whose results a takeover wrote: the engine writes them again
         self._outputs: dict[tuple[str, str], deque[ToolOutput]] = defaultdict(deque)
+        slots: list[tuple[tuple[str, str], list[ToolOutput]]] = []  # per call, in call order
+        slot_of: dict[str, list[ToolOutput]] = {}
         for event in events:
             if isinstance(event, ToolCalled):
                 calls[event.call_id] = event
                 self._servers[event.name] = event.server
+                slot_of[event.call_id] = []
+                slots.append(((event.name, event.arguments), slot_of[event.call_id]))
             elif isinstance(event, ImagesNormalized):
                 normalized[event.call_id] = event
             elif isinstance(event, ImagesDropped):
                 dropped[event.call_id] = event
+            elif isinstance(event, ResourceRead):
+                reads[event.call_id].append(LinkRead(uri=event.uri, outcome=event.outcome,
+                                                     digest=event.digest, size=event.size,
+                                                     detail=event.detail))
             elif isinstance(event, TurnTakenOver):
                 lost.update(event.calls_lost)
             elif isinstance(event, ToolResultRecorded) and event.call_id in lost:
                 lost.discard(event.call_id)
             elif isinstance(event, ToolResultRecorded):
-                called = calls.get(event.call_id)
-                key = (event.name, called.arguments if called else "{}")
-                self._outputs[key].append(recorded_output(event, normalized.get(event.call_id),
-                                                         dropped.get(event.call_id)))
+                output = recorded_output(event, normalized.get(event.call_id),
+                                         dropped.get(event.call_id), reads.pop(event.call_id, []))
+                if event.call_id in slot_of:
+                    slot_of[event.call_id].append(output)
+                else:
+                    slots.append(((event.name, "{}"), [output]))
+        for key, outputs in slots:
+            self._outputs[key].extend(outputs)
 
     def tool_specs(self) -> list[ToolSpecRecord]:
         return self._specs
@@ -273,7 +291,7 @@ def spec_of(started: TurnStarted) -> TurnSpec:
                     conversation_id=started.conversation_id, history=list(started.history),
                     history_dropped=started.history_dropped,
                     servers_down=list(started.servers_down), placement=started.placement,
-                    learns_placements=started.learns_placements)
+                    learns_placements=started.learns_placements, worker=started.worker)
 
 
 async def redrive(recorded: Sequence[Envelope]) -> list[Envelope]:

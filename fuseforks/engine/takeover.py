@@ -25,20 +25,23 @@ from collections.abc import Sequence
 import msgspec
 
 from fuseforks.core.errors import PrefixDiverged
+from fuseforks.engine.arrivals import recorded_arrivals
 from fuseforks.engine.recorder import Publish
 from fuseforks.events.codec import Envelope
 from fuseforks.events.privacy import elide_base64
 from fuseforks.events.sequencer import Clock, Sequencer, SystemClock
-from fuseforks.events.types import RoundStarted, TurnEnded, TurnTakenOver
+from fuseforks.events.types import RoundStarted, TurnEnded, TurnStarted, TurnTakenOver
 
 
 class Takeover(msgspec.Struct, frozen=True, kw_only=True):
     """Where a turn is taken over: after the event with seq `after_seq` (the end of the record a
-    dead process left), by `worker`, which sends to `endpoint_host` from then on."""
+    dead process left), by `worker`, which sends to `endpoint_host` from then on, from the
+    worker `taken_from` (as the record names it)."""
 
     after_seq: int
     worker: str
     endpoint_host: str
+    taken_from: str = ""
 
 
 class Continuation(msgspec.Struct, frozen=True, kw_only=True):
@@ -48,24 +51,42 @@ class Continuation(msgspec.Struct, frozen=True, kw_only=True):
 
     takeovers: tuple[Takeover, ...] = ()
     prefix: tuple[Envelope, ...] = ()
+    arrivals: dict[int, tuple[str, ...]] = {}
+    """Per round, the order its tool results were recorded in (the order the tools finished):
+    the re-driven turn records them in the same order."""
 
     @classmethod
     def replayed(cls, recorded: Sequence[Envelope]) -> Continuation:
         """Re-driving a record to compare: its takeovers where they happened."""
-        return cls(takeovers=tuple(_recorded_takeovers(recorded)))
+        return cls(takeovers=tuple(_recorded_takeovers(recorded)),
+                   arrivals=recorded_arrivals(recorded))
 
     @classmethod
     def taken_over(cls, recorded: Sequence[Envelope], *, worker: str,
                    endpoint_host: str) -> Continuation:
         """Taking over a record that has no end: its takeovers, then this one where it stops."""
-        here = Takeover(after_seq=recorded[-1].seq, worker=worker, endpoint_host=endpoint_host)
-        return cls(takeovers=(*_recorded_takeovers(recorded), here), prefix=tuple(recorded))
+        here = Takeover(after_seq=recorded[-1].seq, worker=worker, endpoint_host=endpoint_host,
+                        taken_from=last_worker(recorded))
+        return cls(takeovers=(*_recorded_takeovers(recorded), here), prefix=tuple(recorded),
+                   arrivals=recorded_arrivals(recorded))
 
 
 def _recorded_takeovers(recorded: Sequence[Envelope]) -> list[Takeover]:
     return [Takeover(after_seq=e.seq - 1, worker=e.event.worker,
-                     endpoint_host=e.event.endpoint_host)
+                     endpoint_host=e.event.endpoint_host, taken_from=e.event.taken_from)
             for e in recorded if isinstance(e.event, TurnTakenOver)]
+
+
+def last_worker(recorded: Sequence[Envelope]) -> str:
+    """The worker a record says ran the turn last: the one that took it over last, else the one
+    that started it ("" when the record does not say)."""
+    for envelope in reversed(recorded):
+        event = envelope.event
+        if isinstance(event, TurnTakenOver):
+            return event.worker
+        if isinstance(event, TurnStarted):
+            return event.worker
+    return ""
 
 
 class Takeovers:

@@ -54,6 +54,7 @@ from fuseforks.core.names import (
     parse_language,
 )
 from fuseforks.core.texts import texts
+from fuseforks.engine.arrivals import Arrivals
 from fuseforks.engine.outputs import output_events, recorded_arguments
 from fuseforks.engine.recorder import Publish, Recorder
 from fuseforks.engine.takeover import Continuation, Takeovers
@@ -109,6 +110,8 @@ class TurnSpec(msgspec.Struct, frozen=True, kw_only=True):
     """Where the turn starts placing tool images; None: the wire's own placement. An agent
     starts with the placement its record says works for this model."""
     learns_placements: bool = True
+    worker: str = ""
+    """The worker process running the turn, recorded on its start."""
 
 
 
@@ -174,6 +177,8 @@ class Turn:
         continuing = continuing or Continuation()
         self.recorder = Recorder(self.turn_id, clock or SystemClock(), publish, continuing.prefix)
         self._takeovers = Takeovers(self.turn_id, continuing)
+        self._recorded_arrivals = continuing.arrivals
+        self._arrivals = Arrivals()
         self._endpoint_host = model.endpoint_host
         """Where requests go; a takeover changes it (the new process has its own endpoint)."""
         self.vault = ImageVault()
@@ -230,6 +235,7 @@ class Turn:
                 history_dropped=self.spec.history_dropped,
                 servers_down=[msgspec.structs.replace(d, reason=elide_base64(d.reason))
                               for d in self.spec.servers_down],
+                worker=self.spec.worker,
             ))
             outcome: tuple[StopReason, str, str, int] | None = None
             try:
@@ -394,7 +400,7 @@ class Turn:
         self.recorder.emit(TurnTakenOver(
             round=self.state.round, worker=takeover.worker, endpoint_host=takeover.endpoint_host,
             images_lost=list(dict.fromkeys(d for _, d in self.state.attached_images)),
-            calls_lost=[c.id for c in calls]))
+            calls_lost=[c.id for c in calls], taken_from=takeover.taken_from))
 
     def _record_rejection(self, purpose: RequestPurpose, error: WireRejected) -> None:
         self.recorder.emit(RequestRefused(
@@ -425,20 +431,25 @@ class Turn:
         self._takeovers.none_missed(self.recorder.seq)
         await rec.commit()  # write-ahead: the calls are on record before any starts
         self._in_flight = "tools"
-        outputs: list[ToolOutput | None] = [None] * len(calls)
+        arrivals = self._arrivals = Arrivals(self._recorded_arrivals.get(round_))
 
-        async def run_one(index: int, call: ToolCall) -> None:
+        async def run_one(call: ToolCall) -> None:
             try:
-                outputs[index] = await self.tools.call(call.name, call.arguments, self.spec.language)
+                output = await self.tools.call(call.name, call.arguments, self.spec.language)
             except Exception as error:
-                outputs[index] = fault_output(f"{type(error).__name__}: {error}", self.spec.language)
+                output = fault_output(f"{type(error).__name__}: {error}", self.spec.language)
+            await arrivals.turn_of(call.id)
+            self._record_output(round_, call, output)  # as it arrives: its time is its own
+            arrivals.recorded(call.id)
 
         async with anyio.create_task_group() as group:
-            for index, call in enumerate(calls):
-                group.start_soon(run_one, index, call)
-        for call, output in zip(calls, outputs, strict=True):
-            assert output is not None
-            self._record_output(round_, call, output)
+            for call in calls:
+                group.start_soon(run_one, call)
+
+    async def results_settled(self) -> None:
+        """Return once the round's recorded results are recorded again (a re-driven turn that
+        was interrupted during its tools stops after them, as the recording did)."""
+        await self._arrivals.settled.wait()
 
     def _record_output(self, round_: int, call: ToolCall, output: ToolOutput) -> None:
         attach = bool(output.images) and not self.state.fallback_active

@@ -31,6 +31,7 @@ from fuseforks.core.names import (
     Language,
     LearnedOutcome,
     Placement,
+    ReadOutcome,
     RefusalKind,
     RequestPurpose,
     SessionEndCause,
@@ -142,6 +143,9 @@ class TurnStarted(Event, frozen=True, kw_only=True):
     learns_placements: bool = True
     """The engine records `PlacementLearned`; false for turns recorded before it did, so that
     today's engine re-drives them to the same events."""
+    worker: str = ""
+    """The worker process that started the turn (its name); empty for a turn a program ran
+    itself, and in records from before workers named themselves."""
 
 
 class TurnNotStarted(Event, frozen=True, kw_only=True):
@@ -221,6 +225,23 @@ class ToolCalled(Event, frozen=True, kw_only=True):
     arguments: str = "{}"
 
 
+class ResourceRead(Event, frozen=True, kw_only=True):
+    """A resource a tool result linked to (`resource_link`), read by the engine from the
+    tool's server (`resources/read`) within a byte and time budget: its URI, the SHA-256 of
+    the bytes read and how the read ended — never the bytes. What was read reaches the model in
+    the result's body (text) and images like returned content; replay feeds a recorded read
+    back like a tool result. Added with schema version 4."""
+
+    round: int
+    call_id: str
+    uri: str
+    outcome: ReadOutcome
+    digest: Digest | None = None
+    size: int = 0
+    """Bytes read (text as UTF-8, blobs decoded)."""
+    detail: str = ""
+
+
 class ImagesNormalized(Event, frozen=True, kw_only=True):
     round: int
     call_id: str
@@ -248,6 +269,10 @@ class ToolResultRecorded(Event, frozen=True, kw_only=True):
     image_offsets: list[int] = msgspec.field(default_factory=list)
     """Where in `body` each image sat among the server's blocks (character offsets); empty: the
     wire's own order (text, then images, or images first where the provider advises it)."""
+    shown: str | None = None
+    """What a person is shown of the result when it differs from `body`: content annotated for
+    the user only is shown and recorded but not sent to the model, content annotated for the
+    assistant only is sent but not shown. None: the body."""
     bytes_without_images: int = 0
     """Gateway sessions: the size of the result as the gateway sends it to its client, every
     image's data left out (the JSON text of the other blocks and of the image blocks' frames).
@@ -355,9 +380,13 @@ class TurnTakenOver(Event, frozen=True, kw_only=True):
 
     round: int
     worker: str
+    """The worker that took the turn over."""
     endpoint_host: str
     images_lost: list[Digest] = []
     calls_lost: list[str] = []
+    taken_from: str = ""
+    """The worker that ran the turn until then (the one that started it, or took it over last);
+    empty when the record does not say."""
 
 
 class TurnEnded(Event, frozen=True, kw_only=True):
@@ -428,6 +457,7 @@ TurnEvent = (
     | LlmRetryStopped
     | JpegResent
     | ToolCalled
+    | ResourceRead
     | ImagesNormalized
     | ImagesDropped
     | ToolResultRecorded

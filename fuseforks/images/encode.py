@@ -1,6 +1,11 @@
-"""The re-encode path: decode, shrink the long edge to 1568, flatten on white, JPEG quality 85.
+"""The re-encode path: decode, shrink the long edge to 1568, flatten on white, then encode as
+`fuseforks.images.encoding` decides (lossless WebP for a graphic, JPEG quality 85 for a photo).
 
-Before anything is decoded, the decode budget (`DECODE_MAX_PIXELS`, half of it for WebP) is
+The first frame of an animation (GIF, APNG, WebP, AVIF), the first page of a TIFF and the largest
+image of an ICO are what is decoded; how many frames or pages there were is returned, so the
+model can be told.
+
+Before anything is decoded, the decode budget (`DECODE_MAX_PIXELS`, half of it for WebP and AVIF) is
 checked against the pixels the decoder would produce (`decoded_size`: a JPEG at its reduced
 `draft` scale, every other format in full), so memory stays bounded for every accepted input.
 
@@ -15,20 +20,20 @@ from __future__ import annotations
 
 import io
 import math
+from typing import NamedTuple
 
 from PIL import Image, ImageChops, ImageCms
 
 from fuseforks.core.media import (
     DECODE_MAX_EDGE_PX,
-    DECODE_MAX_PIXELS,
     ENGINE_LIMITS,
-    JPEG_QUALITY,
     MAX_EDGE_PX,
     SHRINK_MIN_EDGE_PX,
     SHRINK_STEPS,
-    WEBP_DECODE_MAX_PIXELS,
     ImageLimits,
 )
+from fuseforks.images.encoding import Encoded, encode_for_model, jpeg_bytes
+from fuseforks.images.formats import decode_budget
 from fuseforks.images.probe import damaged_ancillary_png_chunks
 
 # Pillow refuses (or warns about) images above MAX_IMAGE_PIXELS in Image.open. Our own guard
@@ -89,7 +94,7 @@ class DeclaredTooLarge(ValueError):
 def decoded_size(fmt: str, width: int, height: int,
                  max_edge: int = MAX_EDGE_PX) -> tuple[int, int]:
     """The size the decoder produces for an image declared `width` x `height`: a JPEG decodes at
-    the reduced scale (1/2, 1/4 or 1/8) that still covers the sent size (`draft`); PNG and WebP
+    the reduced scale (1/2, 1/4 or 1/8) that still covers the sent size (`draft`); the other
     decoders have no reduced scale and produce every declared pixel."""
     if fmt != "JPEG":
         return width, height
@@ -103,7 +108,7 @@ def over_decode_budget(fmt: str, width: int, height: int,
                        max_edge: int = MAX_EDGE_PX) -> str | None:
     """Why decoding this image would need more memory than fuseforks allows, or None."""
     w, h = decoded_size(fmt, width, height, max_edge)
-    budget = WEBP_DECODE_MAX_PIXELS if fmt == "WEBP" else DECODE_MAX_PIXELS
+    budget = decode_budget(fmt)
     if w * h <= budget:
         return None
     return (
@@ -112,14 +117,22 @@ def over_decode_budget(fmt: str, width: int, height: int,
     )
 
 
-def reencode(data: bytes, fmt: str,
-             limits: ImageLimits = ENGINE_LIMITS) -> tuple[bytes, int, int]:
-    """JPEG q85 bytes and their size. Raises on anything Pillow cannot decode whole.
+class Reencoded(NamedTuple):
+    data: bytes
+    width: int
+    height: int
+    media_type: str
+    frames: int
+    """Frames (or pages) the source had; only the first is sent."""
 
-    The long edge is scaled to `limits.max_edge_px`; with `limits.shrink`, a JPEG still over
-    `limits.max_bytes` is written again smaller (`_shrunk`). Memory: each full-size intermediate
-    is released as soon as the next one exists, so the peak is two full-size buffers at most
-    (the decoded image and one converted copy)."""
+
+def reencode(data: bytes, fmt: str, limits: ImageLimits = ENGINE_LIMITS) -> Reencoded:
+    """The bytes to send, their size and type. Raises on anything Pillow cannot decode whole.
+
+    The long edge is scaled to `limits.max_edge_px`; with `limits.shrink`, an image still over
+    `limits.max_bytes` is written again smaller, as JPEG (`_shrunk`). Memory: each full-size
+    intermediate is released as soon as the next one exists, so the peak is two full-size
+    buffers at most (the decoded image and one converted copy)."""
     max_edge = limits.max_edge_px
     if fmt == "PNG":
         data = drop_damaged_ancillary_chunks(data)
@@ -131,8 +144,9 @@ def reencode(data: bytes, fmt: str,
         budget = over_decode_budget(fmt, width, height, max_edge)
         if budget is not None:
             raise DeclaredTooLarge(budget)
-        if getattr(im, "n_frames", 1) > 1:
-            im.seek(0)  # animated: the first frame only
+        frames = getattr(im, "n_frames", 1)
+        if frames > 1:
+            im.seek(0)  # animated or paged: the first frame only
         size = target_size(*im.size, max_edge)
         if fmt == "JPEG" and size != im.size:
             im.draft(None, size)
@@ -149,19 +163,14 @@ def reencode(data: bytes, fmt: str,
             rgb = rgb.transpose(step)
         if icc and not cmyk:
             rgb = _to_srgb(rgb, icc)
-    jpeg = _jpeg(rgb)
-    if limits.shrink and len(jpeg) > limits.max_bytes:
-        return _shrunk(rgb, jpeg, limits.max_bytes)
-    return jpeg, rgb.width, rgb.height
+    encoded = encode_for_model(rgb, limits.max_bytes)
+    width, height = rgb.size
+    if limits.shrink and len(encoded.data) > limits.max_bytes:
+        encoded, width, height = _shrunk(rgb, encoded.data, limits.max_bytes)
+    return Reencoded(encoded.data, width, height, encoded.media_type, frames)
 
 
-def _jpeg(rgb: Image.Image) -> bytes:
-    out = io.BytesIO()
-    rgb.save(out, "JPEG", quality=JPEG_QUALITY)
-    return out.getvalue()
-
-
-def _shrunk(rgb: Image.Image, jpeg: bytes, max_bytes: int) -> tuple[bytes, int, int]:
+def _shrunk(rgb: Image.Image, jpeg: bytes, max_bytes: int) -> tuple[Encoded, int, int]:
     """The image scaled down until its JPEG fits `max_bytes`, at the same quality (a JPEG's size
     follows its pixel count, so each try scales the edges by the square root of the ratio still
     to lose, a little more). The last try is returned even when it does not fit: the caller
@@ -173,10 +182,10 @@ def _shrunk(rgb: Image.Image, jpeg: bytes, max_bytes: int) -> tuple[bytes, int, 
         if long_edge >= max(width, height):
             break
         width, height = target_size(rgb.width, rgb.height, long_edge)
-        jpeg = _jpeg(rgb.resize((width, height), Image.Resampling.LANCZOS))
+        jpeg = jpeg_bytes(rgb.resize((width, height), Image.Resampling.LANCZOS))
         if len(jpeg) <= max_bytes:
             break
-    return jpeg, width, height
+    return Encoded(jpeg, "image/jpeg"), width, height
 
 
 def _orientation(im: Image.Image) -> int:

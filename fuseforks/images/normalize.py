@@ -9,10 +9,12 @@ The decision, cheapest checks first, so hostile input is rejected before it cost
 2. base64 decode, strict -> `unreadable` when broken;
 3. format from the magic number, never from mimeType -> `unreadable` / `unsupported_format`;
 4. the header's declared edge against 16,384 px, and the pixels its decoder would produce against
-   the decode budget (50 MP; 25 MP for WebP; a JPEG counts at its reduced decoding scale) ->
-   `too_large` without decoding;
-5. JPEG or still WebP within 1568 px and 2 MiB, and whole -> the same bytes (`pass_through`);
-6. otherwise decode and re-encode to JPEG q85 (`re_encoded`), `too_large` if still over 2 MiB.
+   the decode budget (50 MP; 25 MP for WebP and AVIF; a JPEG counts at its reduced decoding
+   scale) -> `too_large` without decoding;
+5. JPEG or still WebP within 1568 px and 2 MiB, a small plain PNG, whole -> the same bytes
+   (`pass_through`, `fuseforks.images.encoding.passes_through`);
+6. otherwise decode and re-encode (`re_encoded`): lossless WebP for a graphic, JPEG q85 for a
+   photo (`fuseforks.images.encoding.encode_for_model`), `too_large` if still over 2 MiB.
 
 The numbers of steps 5 and 6 and the four images per result are the engine's `ImageLimits`; the
 gateway passes the limits of its client (every function here takes `limits`).
@@ -39,10 +41,13 @@ from fuseforks.core.media import (
 from fuseforks.core.names import DropReason
 from fuseforks.core.signatures import sniff_format
 from fuseforks.images.encode import DeclaredTooLarge, over_decode_budget, reencode
-from fuseforks.images.probe import ProbeError, probe, truncation
+from fuseforks.images.encoding import passes_through
+from fuseforks.images.formats import CARRIED_FORMATS, HEADER_WALKED
+from fuseforks.images.probe import Header, ProbeError, ico_entry_sizes, probe, truncation
 from fuseforks.images.types import DroppedImage, NormalizedImage, ResultImages
 
-CARRIED_FORMATS = frozenset({"JPEG", "PNG", "WEBP"})
+__all__ = ["CARRIED_FORMATS", "normalize_image", "normalize_result_images",
+           "normalize_result_images_async"]
 _DROP_WHITESPACE = str.maketrans("", "", " \t\r\n\v\f")
 _BASE64_SLICE = 1024 * 1024  # characters; a multiple of 4
 
@@ -199,6 +204,16 @@ def _decide(data: ImageBlock, index: int, limits: ImageLimits) -> Outcome:
         return _drop("unreadable", index, None, "bytes of no known image format")
     if fmt not in CARRIED_FORMATS:
         return _drop("unsupported_format", index, fmt, f"{fmt} is not carried")
+    if fmt == "ICO":
+        try:
+            sizes = ico_entry_sizes(raw)
+        except ProbeError as error:
+            return _drop("unreadable", index, fmt, str(error))
+        refused = next(filter(None, (_over_limits(fmt, w, h, limits.max_edge_px) for w, h in sizes)), None)
+        if refused is not None:
+            return _drop("too_large", index, fmt, refused)
+    if fmt not in HEADER_WALKED:
+        return _reencoded(raw, fmt, index, limits)  # the decoder's header is checked before it decodes
     try:
         header = probe(raw, fmt)
     except ProbeError as error:
@@ -208,33 +223,33 @@ def _decide(data: ImageBlock, index: int, limits: ImageLimits) -> Outcome:
         return _reencoded(raw, fmt, index, limits, if_unreadable=str(error))
     if min(header.width, header.height) < 1:
         return _drop("unreadable", index, fmt, "declares a zero dimension")
-    if max(header.width, header.height) > DECODE_MAX_EDGE_PX:
-        detail = f"declares {header.width}x{header.height} px, over {DECODE_MAX_EDGE_PX} px"
-        return _drop("too_large", index, fmt, detail)
-    budget = over_decode_budget(fmt, header.width, header.height, limits.max_edge_px)
-    if budget is not None:
-        return _drop("too_large", index, fmt, budget)
-
-    if (
-        fmt in MEDIA_TYPES
-        and not header.animated
-        and header.intact
-        and max(header.width, header.height) <= limits.max_edge_px
-        and len(raw) <= limits.max_bytes
-    ):
-        return NormalizedImage(
-            data=raw,
-            media_type=MEDIA_TYPES[fmt],
-            width=header.width,
-            height=header.height,
-            size=len(raw),
-            digest=hashlib.sha256(raw).hexdigest(),
-            path="pass_through",
-            source_format=fmt,
-            source_size=len(raw),
-        )
-
+    refused = _over_limits(fmt, header.width, header.height, limits.max_edge_px)
+    if refused is not None:
+        return _drop("too_large", index, fmt, refused)
+    if passes_through(header, len(raw), limits):
+        return _passed_through(raw, header)
     return _reencoded(raw, fmt, index, limits)
+
+
+def _over_limits(fmt: str, width: int, height: int, max_edge: int) -> str | None:
+    """Why an image declaring `width` x `height` is refused before decoding, or None."""
+    if max(width, height) > DECODE_MAX_EDGE_PX:
+        return f"declares {width}x{height} px, over {DECODE_MAX_EDGE_PX} px"
+    return over_decode_budget(fmt, width, height, max_edge)
+
+
+def _passed_through(raw: bytes, header: Header) -> NormalizedImage:
+    return NormalizedImage(
+        data=raw,
+        media_type=MEDIA_TYPES[header.format],
+        width=header.width,
+        height=header.height,
+        size=len(raw),
+        digest=hashlib.sha256(raw).hexdigest(),
+        path="pass_through",
+        source_format=header.format,
+        source_size=len(raw),
+    )
 
 
 def _unreadable_detail(
@@ -256,7 +271,7 @@ def _unreadable_detail(
 def _reencoded(raw: bytes, fmt: str, index: int, limits: ImageLimits,
                if_unreadable: str | None = None) -> Outcome:
     try:
-        jpeg, width, height = reencode(raw, fmt, limits)
+        encoded = reencode(raw, fmt, limits)
     except DeclaredTooLarge as error:
         return _drop("too_large", index, fmt, str(error))
     except Image.DecompressionBombError:
@@ -265,18 +280,19 @@ def _reencoded(raw: bytes, fmt: str, index: int, limits: ImageLimits,
         return _drop("too_large", index, fmt, "out of memory while decoding")
     except Exception as error:  # Pillow raises many types for broken files
         return _drop("unreadable", index, fmt, _unreadable_detail(raw, fmt, error, if_unreadable))
-    if len(jpeg) > limits.max_bytes:
-        kib = math.ceil(len(jpeg) / 1024)
+    if len(encoded.data) > limits.max_bytes:
+        kib = math.ceil(len(encoded.data) / 1024)
         limit = size_text(limits.max_bytes)
         return _drop("too_large", index, fmt, f"re-encoded JPEG is {kib} KiB, over {limit}")
     return NormalizedImage(
-        data=jpeg,
-        media_type="image/jpeg",
-        width=width,
-        height=height,
-        size=len(jpeg),
-        digest=hashlib.sha256(jpeg).hexdigest(),
+        data=encoded.data,
+        media_type=encoded.media_type,
+        width=encoded.width,
+        height=encoded.height,
+        size=len(encoded.data),
+        digest=hashlib.sha256(encoded.data).hexdigest(),
         path="re_encoded",
         source_format=fmt,
         source_size=len(raw),
+        frames=encoded.frames,
     )

@@ -36,6 +36,9 @@ class Header:
     height: int
     animated: bool = False
     intact: bool = True  # the file ends where its own structure says it ends
+    transparent: bool = False  # PNG: an alpha channel or a tRNS chunk
+    profiled: bool = False  # PNG: an embedded colour profile (iCCP) other pipelines may ignore
+    deep: bool = False  # PNG: 16 bits per sample
 
 
 def probe(data: bytes, fmt: str) -> Header:
@@ -162,14 +165,57 @@ def damaged_ancillary_png_chunks(data: bytes) -> list[tuple[int, int]]:
 
 
 def _probe_png(data: bytes) -> Header:
-    """IHDR gives the size (it must be the first chunk); acTL marks an animated PNG."""
+    """IHDR gives the size (it must be the first chunk); acTL marks an animated PNG, an alpha
+    colour type or tRNS a transparent one, iCCP a colour profile. Intact means every chunk fits
+    the file with a right CRC, and IEND is reached: a PNG may pass through byte for byte."""
     if len(data) < 33:
         raise ProbeError("PNG is shorter than its header")
     length, ctype = struct.unpack_from(">I4s", data, 8)
     if ctype != b"IHDR" or length != 13:
         raise ProbeError("PNG does not start with IHDR")
-    width, height = struct.unpack_from(">II", data, 16)
-    return Header("PNG", width, height)
+    width, height, depth, colour_type = struct.unpack_from(">IIBB", data, 16)
+    seen: set[bytes] = set()
+    intact = False
+    pos, end = len(PNG), len(data)
+    while pos + 12 <= end:
+        length, ctype = struct.unpack_from(">I4s", data, pos)
+        if pos + 12 + length > end:
+            break
+        (crc,) = struct.unpack_from(">I", data, pos + 8 + length)
+        if zlib.crc32(data[pos + 4 : pos + 8 + length]) != crc:
+            break
+        if ctype == b"IEND":
+            intact = True
+            break
+        if ctype in (b"acTL", b"tRNS", b"iCCP"):
+            seen.add(ctype)
+        pos += 12 + length
+    return Header("PNG", width, height, animated=b"acTL" in seen, intact=intact,
+                  transparent=colour_type in (4, 6) or b"tRNS" in seen,
+                  profiled=b"iCCP" in seen, deep=depth > 8)
+
+
+def ico_entry_sizes(data: bytes) -> list[tuple[int, int]]:
+    """The size of every image of an ICO as the image itself declares it — a PNG entry by its
+    IHDR, a bitmap entry by its header — since a directory may declare 64 x 64 for a PNG that
+    declares 16,000 x 16,000. An entry that points past the file or is neither is skipped (the
+    decoder refuses it)."""
+    if len(data) < 6:
+        raise ProbeError("ICO is shorter than its header")
+    (count,) = struct.unpack_from("<H", data, 4)
+    sizes: list[tuple[int, int]] = []
+    for index in range(count):
+        at = 6 + 16 * index
+        if at + 16 > len(data):
+            raise ProbeError("ICO directory runs past the end")
+        offset = struct.unpack_from("<I", data, at + 12)[0]
+        head = data[offset : offset + 24]
+        if head.startswith(PNG) and len(head) >= 24:
+            sizes.append(struct.unpack_from(">II", head, 16))
+        elif len(head) >= 12 and struct.unpack_from("<I", head, 0)[0] >= 12:
+            width, height = struct.unpack_from("<ii", head, 4)
+            sizes.append((abs(width), abs(height) // 2))  # the height counts the AND mask too
+    return sizes
 
 
 def _probe_webp(data: bytes) -> Header:

@@ -15,7 +15,7 @@ class NormalizedImage(msgspec.Struct, frozen=True):
     """An image ready to send: the exact bytes, their type, size and digest."""
 
     data: bytes  # bytes to send
-    media_type: str  # "image/jpeg" | "image/webp"
+    media_type: str  # "image/jpeg" | "image/webp" | "image/png"
     width: int
     height: int
     size: int  # len(data)
@@ -23,6 +23,7 @@ class NormalizedImage(msgspec.Struct, frozen=True):
     path: ImagePath
     source_format: str  # detected input format, e.g. "JPEG", "PNG", "WEBP"
     source_size: int  # decoded input byte count
+    frames: int = 1  # frames of an animation or pages of a TIFF in the source; the first is sent
 
     def __repr__(self) -> str:
         """Everything but the pixels: a repr can end up in a log or an assertion message."""
@@ -30,7 +31,8 @@ class NormalizedImage(msgspec.Struct, frozen=True):
             f"NormalizedImage(data=<{len(self.data)} bytes>, media_type={self.media_type!r},"
             f" width={self.width}, height={self.height}, size={self.size},"
             f" digest={self.digest!r}, path={self.path!r},"
-            f" source_format={self.source_format!r}, source_size={self.source_size})"
+            f" source_format={self.source_format!r}, source_size={self.source_size},"
+            f" frames={self.frames})"
         )
 
 

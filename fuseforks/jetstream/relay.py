@@ -4,23 +4,27 @@ Why a relay and not a publish after each commit: a process can die between its c
 publish, and a batch committed but never published would be missing from the bus for good. The
 relay reads the store itself (the commit-ordered follow position), so whatever is committed is
 published, whoever committed it and whenever the committing process died. Every worker runs one,
-and one of them publishes at a time: the one holding a PostgreSQL advisory lock (a lock held by a
-connection, so a relay that dies or loses the server lets another take over within a second).
-Correctness does not rest on the lock: two relays that both believe they lead publish the same
-events, and the stream drops the copies by message id (`turn_id:seq`); the lock only spares the
-work of publishing everything once per worker.
+and one of them publishes at a time: the holder of the relay's lease (`fuseforks.jetstream.lease`),
+which it renews twice a second and which a follower takes over when it runs out — so a leader
+that dies, or is stopped, or loses the bus, is replaced within seconds, and a leader that wakes
+after losing the lease publishes nothing more and steps down. Correctness does not rest on the
+lease: two relays that both publish publish the same events, and the stream drops the copies by
+message id (`turn_id:seq`); the lease spares the work of publishing everything once per worker,
+and keeps the bus moving when one relay cannot.
 
-Where to start: the leading relay writes the store position it has published up to in a
-key-value bucket after each batch, and each message also carries its event's position. A relay
-that starts to lead takes the later of the two (the bucket, or the stream's last message: the
-previous leader may have died between its batch and the bucket), and follows the store from
-there. Every event before that position is on the stream already, because a relay publishes in
-store order and waits for each acknowledgement. Neither (a new deployment): from the beginning of
-the store. The bucket outlives the stream's messages, which expire after a week.
+Where to start: the leader writes the store position it has published up to with each renewal
+of the lease (the write is refused once another relay holds it), and each message also carries
+its event's position and the lease it was published under. A relay that starts to lead takes
+the latest of the lease's position, the stream's last message's (the previous leader may have
+stopped between a message and its next renewal) and, from before the lease, the bucket's
+`position-<store id>`, and follows the store from there. Every event before that position is on
+the stream already, because a relay publishes in store order and waits for each
+acknowledgement. None of them (a new deployment): from the beginning of the store. The bucket
+outlives the stream's messages, which expire after a week.
 
 Failures: a store or bus error is retried (with the same position, so nothing is skipped and a
-message published twice is dropped as a copy); the worker's own commits wake the relay at once,
-other processes' commits are seen within `interval`.
+message published twice is dropped as a copy) for as long as the lease is held; the worker's
+own commits wake the relay at once, other processes' commits are seen within `interval`.
 """
 
 from __future__ import annotations
@@ -33,10 +37,12 @@ import anyio.to_thread
 from nats.js import JetStreamContext
 from nats.js.errors import KeyNotFoundError, NotFoundError
 
+from fuseforks.core.errors import LeaseLost
 from fuseforks.events.codec import Envelope
-from fuseforks.jetstream.locks import Leadership, Locks
+from fuseforks.jetstream.lease import RENEW, WATCH, Lease, LeaseValue
 from fuseforks.jetstream.streams import (
     EVENTS_STREAM,
+    LEASE_HEADER,
     MSG_ID,
     POSITION_HEADER,
     RELAY_BUCKET,
@@ -48,34 +54,39 @@ from fuseforks.stores.store import OrderedRecord, Position
 
 logger = logging.getLogger("fuseforks.relay")
 RETRY_DELAY = 0.5
-LOCK = "relay"
 STORE_HEADER = "Fuseforks-Store"
 """Which store a message's position belongs to (`OrderedRecord.identity`)."""
-STANDBY = 1.0
-"""Seconds between a standby relay's tries to lead, and between a leader's checks of its lock."""
 
 
 class Relay:
-    """Follows `store` and publishes every event; also a bus subscriber (`handle`) so that the
-    process's own commits are relayed without waiting for the next poll."""
+    """Follows `store` and publishes every event while it holds the lease; also a bus subscriber
+    (`handle`) so that the process's own commits are relayed without waiting for the next poll."""
 
     name = "relay"
 
-    def __init__(self, store: OrderedRecord, js: JetStreamContext, *, locks: Locks,
+    def __init__(self, store: OrderedRecord, js: JetStreamContext, *, holder: str,
                  interval: float = 0.05, batch: int = 500,
-                 on_lead: Callable[[], None] | None = None) -> None:
-        self.on_lead = on_lead
-        """Told each time this relay becomes the one that publishes."""
+                 on_lead: Callable[[], None] | None = None,
+                 on_step_down: Callable[[str], None] | None = None) -> None:
         self.store = store
-        self.locks = locks
         self.js = js
+        self.holder = holder
+        """This relay's name in the lease (its worker's)."""
         self.interval = interval
         self.batch = batch
+        self.on_lead = on_lead
+        """Told each time this relay becomes the one that publishes."""
+        self.on_step_down = on_step_down
+        """Told why, each time it stops publishing."""
         self.position: Position | None = None
         self.published = 0
+        self.published_in_lease = 0
+        """Events this relay published under the lease it holds (or held last)."""
         self.leading = False
+        self.lease: Lease | None = None
+        self._found_position = ""
         self.tried = anyio.Event()
-        """Set once this relay has tried to lead (it leads now, or another one does)."""
+        """Set once this relay has looked at the lease (it leads now, or another one does)."""
         self._wake = anyio.Event()
 
     async def handle(self, batch: Sequence[Envelope]) -> None:
@@ -84,15 +95,17 @@ class Relay:
     def poke(self) -> None:
         self._wake.set()
 
-    async def checkpoint(self) -> Position:
-        """The store position published up to: the later of the bucket's and the stream's last
-        message's (`Position()` when neither has one)."""
-        found = [Position()]
+    async def checkpoint(self, found: LeaseValue) -> Position:
+        """The store position published up to: the latest of the lease's, the stream's last
+        message's and the bucket's older key's (`Position()` when none has one)."""
+        known = [Position()]
+        if found.position:
+            known.append(Position(*parse_position(found.position)))
         kv = await self.js.key_value(RELAY_BUCKET)
         try:
-            entry = await kv.get(self._key)
+            entry = await kv.get(f"position-{self._identity}")  # written before the lease
             if entry.value:
-                found.append(Position(*parse_position(entry.value.decode())))
+                known.append(Position(*parse_position(entry.value.decode())))
         except KeyNotFoundError:
             pass
         info = await self.js.stream_info(EVENTS_STREAM)
@@ -102,53 +115,84 @@ class Relay:
                 headers = last.headers or {}
                 value = headers.get(POSITION_HEADER)
                 if value and headers.get(STORE_HEADER) == self._identity:
-                    found.append(Position(*parse_position(value)))
+                    known.append(Position(*parse_position(value)))
             except NotFoundError:  # expired between the two calls
                 pass
-        return max(found)
-
-    async def _save(self, position: Position) -> None:
-        kv = await self.js.key_value(RELAY_BUCKET)
-        await kv.put(self._key, position_header(position.tx, position.position).encode())
+        return max(known)
 
     async def run(self) -> None:
-        """Relay for ever (while leading); cancel to stop."""
+        """Relay for ever (while holding the lease); cancel to stop."""
         while True:
             try:
-                leadership = await anyio.to_thread.run_sync(self.locks.try_lead, LOCK)
+                self._identity = await anyio.to_thread.run_sync(self.store.identity)
+                break
             except Exception as error:
                 logger.warning("relay: cannot reach the store: %s", error)
-                leadership = None
+                await anyio.sleep(RETRY_DELAY)
+        lease = self.lease = Lease(self.js, self._identity, self.holder)
+        while True:
+            try:
+                found = await lease.take()
+            except Exception as error:
+                logger.warning("relay: cannot reach the lease: %s", error)
+                found = None
             self.tried.set()
-            if leadership is None:
-                await anyio.sleep(STANDBY)
+            if found is None:
+                await anyio.sleep(WATCH)
                 continue
             self.leading = True
+            token = lease.token
+            self.published_in_lease = 0
+            self._found_position = found.position
             if self.on_lead is not None:
                 self.on_lead()
+            why = "stopping"
             try:
-                await self._lead(leadership)
+                why = await self._lead(lease, found)
             finally:
                 self.leading = False
-                leadership.release()  # at once, cancelled or not: another relay may lead
+                if lease.held():  # at once, cancelled or not: another relay may lead
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+                        try:
+                            await lease.release(self._position_text())
+                        except Exception as error:
+                            logger.warning("relay: cannot free the lease: %s", error)
+                if self.on_step_down is not None:
+                    self.on_step_down(f"{why} ({self.published_in_lease} events published "
+                                      f"under lease {token})")
 
-    async def _lead(self, leadership: Leadership) -> None:
-        """Publish from the stream's last position on, until the lock is lost."""
+    async def _lead(self, lease: Lease, found: LeaseValue) -> str:
+        """Publish from the position published up to, until the lease is lost; why it ended."""
         self.position = None
-        self._identity = await anyio.to_thread.run_sync(self.store.identity)
-        self._key = f"position-{self._identity}"
         while self.position is None:
             try:
-                self.position = await self.checkpoint()
+                self.position = await self.checkpoint(found)
             except Exception as error:
                 logger.warning("relay: cannot read the stream's last position: %s", error)
                 await anyio.sleep(RETRY_DELAY)
-        checked = anyio.current_time()
+            if not lease.held():
+                return "the lease ran out"
+        ended = ["the lease ran out"]
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._renew, lease, ended, group.cancel_scope)
+            await self._follow(lease)
+            group.cancel_scope.cancel()
+        return ended[0]
+
+    async def _renew(self, lease: Lease, ended: list[str], leading: anyio.CancelScope) -> None:
         while True:
-            if anyio.current_time() - checked > STANDBY:
-                if not await anyio.to_thread.run_sync(leadership.held):
-                    return
-                checked = anyio.current_time()
+            await anyio.sleep(RENEW)
+            try:
+                await lease.renew(self._position_text())
+            except LeaseLost:
+                ended[0] = "another relay took the lease"
+                leading.cancel()
+                return
+            except Exception as error:  # the bus is away: the lease runs out by itself
+                logger.warning("relay: cannot renew the lease: %s", error)
+
+    async def _follow(self, lease: Lease) -> None:
+        while lease.held():
             try:
                 placed = await anyio.to_thread.run_sync(self.store.follow_encoded, self.position,
                                                         self.batch)
@@ -157,34 +201,36 @@ class Relay:
                 await anyio.sleep(RETRY_DELAY)
                 continue
             for position, turn_id, seq, envelope in placed:
-                if not await self._publish(position, turn_id, seq, envelope, leadership):
-                    return  # the lock was lost while the bus was away: another relay leads
+                if not await self._publish(position, turn_id, seq, envelope, lease):
+                    return  # the lease ran out: another relay publishes from here
                 self.position = position
-            if placed:
-                try:
-                    await self._save(self.position)
-                except Exception as error:  # the stream's last message says as much
-                    logger.warning("relay: cannot save the position: %s", error)
             if len(placed) < self.batch:
                 with anyio.move_on_after(self.interval):
                     await self._wake.wait()
                 self._wake = anyio.Event()
 
     async def _publish(self, position: Position, turn_id: str, seq: int, envelope: bytes,
-                       leadership: Leadership) -> bool:
+                       lease: Lease) -> bool:
         """Publish one event (its envelope's JSON as stored), retrying while the bus is away;
-        False if the lock was lost meanwhile (a relay that cannot publish must not hold up the
-        others)."""
+        False, without publishing, once the lease is not held (checked before every try)."""
         headers = {MSG_ID: f"{turn_id}:{seq}", STORE_HEADER: self._identity,
-                   POSITION_HEADER: position_header(position.tx, position.position)}
-        while True:
+                   POSITION_HEADER: position_header(position.tx, position.position),
+                   LEASE_HEADER: str(lease.token)}
+        while lease.held():
             try:
                 await self.js.publish(turn_subject(turn_id), envelope,
                                       headers=headers, timeout=5)
                 self.published += 1
+                self.published_in_lease += 1
                 return True
             except Exception as error:
                 logger.warning("relay: cannot publish %s: %s", headers[MSG_ID], error)
                 await anyio.sleep(RETRY_DELAY)
-                if not await anyio.to_thread.run_sync(leadership.held):
-                    return False
+        return False
+
+    def _position_text(self) -> str:
+        """The position to write with the lease: the one published up to, or the one found."""
+        at = self.position
+        if at is not None and at.position:
+            return position_header(at.tx, at.position)
+        return self._found_position

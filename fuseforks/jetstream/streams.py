@@ -33,12 +33,14 @@ EVENTS_SUBJECT = "fuseforks.events"
 WORK_STREAM = "FUSEFORKS_WORK"
 WORK_SUBJECT = "fuseforks.work"
 POSITION_HEADER = "Fuseforks-Position"
+LEASE_HEADER = "Fuseforks-Lease"
+"""The relay lease a message was published under (its token: `fuseforks.jetstream.lease`)."""
 MSG_ID = "Nats-Msg-Id"
 DUPLICATE_WINDOW = 600.0
 """Seconds the server remembers message ids: longer than any relay lags behind another."""
 RELAY_BUCKET = "FUSEFORKS_RELAY"
-"""Key-value bucket holding the store position the relays have published up to (kept for good:
-the events stream forgets its messages after `EVENTS_MAX_AGE`)."""
+"""Key-value bucket holding, per store, the relay's lease and the store position published up to
+(kept for good: the events stream forgets its messages after `EVENTS_MAX_AGE`)."""
 EVENTS_MAX_AGE = 7 * 24 * 3600.0
 """How long events stay on the stream (the store keeps them for good)."""
 

@@ -7,8 +7,9 @@ worker's key at an address of its choosing. Unknown fields are ignored, not obey
 
 Delivery is at least once: a worker acknowledges a request only when its turn has ended in the
 store, and tells the server it is still working (`in_progress`) while the turn runs; a worker that
-dies stops doing so, and the request goes to another worker after `ACK_WAIT`, which takes the turn
-over from its record.
+dies stops doing so, and the request goes to another worker, which takes the turn over from its
+record — at once when the other workers notice the death (`fuseforks.jetstream.roster`), after
+`ACK_WAIT` at the latest.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from fuseforks.jetstream.streams import MSG_ID, WORK_STREAM, WORK_SUBJECT, check
 WORKERS = "fuseforks-workers"
 """The durable consumer every worker pulls from: one request goes to one worker."""
 ACK_WAIT = 10.0
-"""Seconds without a sign of life after which a request goes to another worker."""
+"""Seconds without a sign of life after which a request goes to another worker (the last resort:
+the roster hands a dead worker's requests back sooner)."""
 HEARTBEAT = ACK_WAIT / 4
 
 

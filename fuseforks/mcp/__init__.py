@@ -13,13 +13,14 @@ from fuseforks.mcp.connection import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_START_TIMEOUT,
 )
-from fuseforks.mcp.hub import OnWaiting, ToolDefinition, ToolHub
+from fuseforks.mcp.hub import OnProgress, OnWaiting, ToolDefinition, ToolHub
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_START_TIMEOUT",
     "ConfigError",
     "HttpServer",
+    "OnProgress",
     "OnWaiting",
     "ServerConfig",
     "StdioServer",

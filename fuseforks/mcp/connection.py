@@ -1,7 +1,11 @@
 """One configured MCP server: start it, keep its session, call its tools, name its faults.
 
 Transports: stdio, streamable HTTP and the older HTTP+SSE (`fuseforks.mcp.sse`), each HTTP one
-carrying tool results of up to `MAX_SSE_EVENT_BYTES`. A server has `start_timeout` seconds to start
+carrying tool results of up to `MAX_SSE_EVENT_BYTES`. A `url` configured for streamable HTTP
+whose server answers the handshake's POST with a 4xx status (404, 405: a server of the older
+transport) is tried again over HTTP+SSE at the same URL, as the MCP specification's
+backwards-compatibility section says; 401 and 403 are not (a key does not change with the
+transport). `Connection.transport` says which one is in use. A server has `start_timeout` seconds to start
 (its own `startTimeout` from the configuration, else the hub's), and a call `call_timeout` seconds.
 
 Each connection lives in its own task (the SDK's client is a stack of task groups that must be
@@ -38,7 +42,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
-from mcp.types import CallToolResult, Implementation, ServerCapabilities, Tool
+from mcp.types import (
+    CallToolResult,
+    Implementation,
+    ReadResourceResult,
+    ServerCapabilities,
+    Tool,
+)
 from mcp_types import (
     CONNECTION_CLOSED,
     REQUEST_TIMEOUT,
@@ -92,6 +102,15 @@ def _resolve(config: StdioServer) -> str:
     return found
 
 
+Transport = Literal["stdio", "http", "sse"]
+
+
+def _falls_back(status: int) -> bool:
+    """A 4xx to the streamable-HTTP handshake means "try HTTP+SSE", except for a missing or
+    refused key (the older transport would ask for the same one)."""
+    return 400 <= status < 500 and status not in (401, 403)
+
+
 class CallFault(msgspec.Struct, frozen=True):
     """A call that produced no `CallToolResult`; `dead` means the next call must restart;
     `timed_out`: the server did not answer in time (it may or may not still be working)."""
@@ -133,6 +152,9 @@ class Connection:
         self._done: anyio.Event | None = None
         self._stderr_path: str | None = None
         self._garbage_lines = 0
+        self.transport: Transport | None = None
+        """The transport of the running session: `stdio`, `http` or `sse`."""
+        self._refused_status: int | None = None  # a 4xx to a POST of the handshake
         self._changes: MemoryObjectSendStream[ListKind] | None = None
 
     @property
@@ -151,7 +173,17 @@ class Connection:
     async def start(self, task_group: TaskGroup) -> str | None:
         """Start the server (stopping any previous session); None on success, else the reason."""
         await self.stop()
-        reason: str | None = await task_group.start(self._run)
+        first: Transport = (self.config.transport if isinstance(self.config, HttpServer)
+                            else "stdio")
+        reason: str | None = await task_group.start(self._run, first)
+        status = self._refused_status
+        if reason is not None and first == "http" and status is not None and _falls_back(status):
+            logger.info("mcp server %s: streamable HTTP answered %d; trying HTTP+SSE",
+                        self.name, status)
+            fallback: str | None = await task_group.start(self._run, "sse")
+            if fallback is None:
+                return None
+            reason = f"{reason}; over HTTP+SSE too: {fallback}"
         return reason
 
     async def stop(self) -> None:
@@ -163,7 +195,8 @@ class Connection:
 
     async def call(self, tool: str, arguments: dict[str, Any],
                    on_progress: ProgressFnT | None = None) -> CallToolResult | CallFault:
-        """Call a tool; `on_progress` hears the server's progress notifications for the call."""
+        """Call `tool`. Cancelling the caller abandons the request, and the SDK tells the server
+        (`notifications/cancelled`); `on_progress` hears the server's progress notifications."""
         try:
             return await self.request(tool, lambda client: client.call_tool(
                 tool, arguments, read_timeout_seconds=self._call_timeout,
@@ -196,8 +229,22 @@ class Connection:
             logger.debug("mcp call failed: server=%s what=%s", self.name, what, exc_info=leaf)
             return CallFault(faults.call_failed(self.name, what, leaf), dead=True)
 
+    @property
+    def serves_resources(self) -> bool:
+        """The server declared the resources capability at its handshake."""
+        client = self._client
+        return client is not None and client.server_capabilities.resources is not None
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        """`resources/read` on this server; raises what the session raises."""
+        client = self._client
+        if client is None:
+            raise ConnectionError(f"server {self.name!r} is not connected")
+        return await client.read_resource(uri)
+
     async def _run(
-        self, *, task_status: TaskStatus[str | None] = anyio.TASK_STATUS_IGNORED
+        self, transport: Transport, *,
+        task_status: TaskStatus[str | None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
         stop, done = anyio.Event(), anyio.Event()
         self._stop, self._done = stop, done
@@ -209,10 +256,11 @@ class Connection:
             deadline = anyio.current_time() + self.start_timeout
             with anyio.CancelScope(deadline=deadline) as scope:
                 async with AsyncExitStack() as stack:
-                    client = await self._open(stack)
+                    client = await self._open(stack, transport)
                     self.tools = await self._list_tools(client)
                     scope.deadline = math.inf
                     self._client = client
+                    self.transport = transport
                     started = True
                     task_status.started(None)
                     changes, heard = anyio.create_memory_object_stream[ListKind](16)
@@ -234,14 +282,16 @@ class Connection:
                 reason = self._start_fault(leaf)
         finally:
             self._client = None
+            self.transport = None
             self._changes = None
             self._remove_stderr()
             done.set()
         if not started:
             task_status.started(reason or faults.exited_at_start(self.name, None))
 
-    async def _open(self, stack: AsyncExitStack) -> Client:
+    async def _open(self, stack: AsyncExitStack, kind: Transport) -> Client:
         config = self.config
+        self._refused_status = None
         if isinstance(config, StdioServer):
             fd, self._stderr_path = tempfile.mkstemp(prefix="fuseforks-mcp-", suffix=".stderr")
             errlog = stack.enter_context(os.fdopen(fd, "w", encoding="utf-8"))
@@ -252,9 +302,10 @@ class Connection:
             transport: Any = stdio_client(parameters, errlog=errlog)
         else:
             http = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=config.headers, timeout=_HTTP_TIMEOUT)
+                httpx2.AsyncClient(headers=config.headers, timeout=_HTTP_TIMEOUT,
+                                   event_hooks={"response": [self._note_refusal]})
             )
-            if config.transport == "sse":
+            if kind == "sse":
                 transport = sse_client(config.url, http, max_event_bytes=self._max_event_bytes)
             else:
                 transport = streamable_http_client(
@@ -266,6 +317,12 @@ class Connection:
             message_handler=self._on_message,
         )
         return await stack.enter_async_context(client)
+
+    async def _note_refusal(self, response: httpx2.Response) -> None:
+        """Remember a 4xx to a POST made before the session exists (the handshake's)."""
+        if (self._client is None and response.request.method == "POST"
+                and 400 <= response.status_code < 500):
+            self._refused_status = response.status_code
 
     async def _list_tools(self, client: Client, *, fresh: bool = False) -> list[Tool]:
         tools: list[Tool] = []

@@ -42,6 +42,7 @@ from fuseforks.mcp.connection import (
     Connection,
     OnChange,
 )
+from fuseforks.mcp.links import LINK_READ_SECONDS, read_links
 from fuseforks.mcp.render import render_tool_output_async
 from fuseforks.ports.tools import ToolOutput, fault_output
 
@@ -52,6 +53,9 @@ WAITING_INTERVAL = 5.0
 
 OnWaiting = Callable[[str, float], None]
 """`on_waiting(server, seconds_waited)`: a server is still starting after that many seconds."""
+OnProgress = Callable[[str, float, float | None, str | None], None]
+"""`on_progress(tool, progress, total, message)`: a server's progress notification for a call of
+the prefixed `tool` (MCP `notifications/progress`)."""
 
 
 def result_content(result: CallToolResult) -> list[ContentBlock]:
@@ -102,6 +106,8 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         max_event_bytes: int = MAX_SSE_EVENT_BYTES,
         on_waiting: OnWaiting | None = None,
         waiting_interval: float = WAITING_INTERVAL,
+        link_seconds: float = LINK_READ_SECONDS,
+        on_progress: OnProgress | None = None,
         on_change: OnChange | None = None,
         restart_after_timeout: bool = False,
     ) -> None:
@@ -127,6 +133,9 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         self._task_group: TaskGroup | None = None
         self._on_waiting = on_waiting
         self._waiting_interval = waiting_interval
+        self._link_seconds = link_seconds
+        self.on_progress = on_progress
+        """Hears every server's progress notifications (may be set after the hub starts)."""
         self.start_faults: dict[str, str] = {}  # server name -> why it did not start
 
     @asynccontextmanager
@@ -172,6 +181,12 @@ class ToolHub(anyio.AsyncContextManagerMixin):
             except Exception:  # a progress report must never cost the server its start
                 logger.warning("mcp on_waiting failed: server=%s", name, exc_info=True)
                 return
+
+    def transports(self) -> dict[str, str]:
+        """Server name -> the transport its session runs over (`stdio`, `http`, `sse`): a URL
+        configured for streamable HTTP may have fallen back to HTTP+SSE."""
+        return {s.connection.name: s.connection.transport for s in self._servers
+                if s.connection.transport is not None}
 
     @property
     def configs(self) -> list[ServerConfig]:
@@ -237,10 +252,11 @@ class ToolHub(anyio.AsyncContextManagerMixin):
     async def call(self, name: str, arguments: dict[str, Any], language: Language) -> ToolOutput:
         """Call a prefixed tool; every failure is a tool-error output, never an exception."""
         parse_language(language)  # an unknown language is the caller's bug: fail before any server
-        outcome = await self.call_result(name, arguments)
+        outcome = await self.call_result(name, arguments, self._progress_of(name))
         if isinstance(outcome, str):
             return fault_output(outcome, language)
-        return await self._render(outcome, language)
+        resolved = self._resolve(name)
+        return await self._render(outcome, language, resolved[0].connection if resolved else None)
 
     async def call_result(self, name: str, arguments: dict[str, Any],
                           on_progress: ProgressFnT | None = None) -> CallToolResult | str:
@@ -262,6 +278,19 @@ class ToolHub(anyio.AsyncContextManagerMixin):
             return self._faulted(name, outcome.reason)
         return outcome
 
+    def _progress_of(self, name: str) -> ProgressFnT | None:
+        listener = self.on_progress
+        if listener is None:
+            return None
+
+        async def heard(progress: float, total: float | None, message: str | None) -> None:
+            try:
+                listener(name, progress, total, message)
+            except Exception:  # a progress report must never cost the call
+                logger.warning("mcp on_progress failed: tool=%s", name, exc_info=True)
+
+        return heard
+
     async def _ensure_running(self, server: _Server) -> str | None:
         """None when the server can take a call; else why not (restarting it once if it died)."""
         async with server.lock:
@@ -276,8 +305,14 @@ class ToolHub(anyio.AsyncContextManagerMixin):
                 return reason
             return None
 
-    async def _render(self, result: CallToolResult, language: Language) -> ToolOutput:
-        return await render_tool_output_async(result_content(result), result.is_error, language)
+    async def _render(self, result: CallToolResult, language: Language,
+                      connection: Connection | None) -> ToolOutput:
+        content = result_content(result)
+        reader = (connection.read_resource
+                  if connection is not None and connection.serves_resources else None)
+        content, reads = await read_links(content, reader, language,
+                                          seconds=self._link_seconds)
+        return await render_tool_output_async(content, result.is_error, language, reads=reads)
 
     def _faulted(self, name: str, reason: str) -> str:
         logger.warning("mcp fault: tool=%s reason=%s", name, reason)

@@ -7,10 +7,20 @@ from typing import Any, Protocol
 
 import msgspec
 
-from fuseforks.core.names import Language
+from fuseforks.core.names import Language, ReadOutcome
 from fuseforks.core.texts import texts
 from fuseforks.events.types import ToolSpecRecord
 from fuseforks.images.types import DroppedImage, NormalizedImage
+
+
+class LinkRead(msgspec.Struct, frozen=True, kw_only=True):
+    """One linked resource the tool layer read for a result: never its bytes."""
+
+    uri: str
+    outcome: ReadOutcome
+    digest: str | None = None
+    size: int = 0
+    detail: str = ""
 
 
 class ToolOutput(msgspec.Struct, frozen=True, kw_only=True):
@@ -24,6 +34,10 @@ class ToolOutput(msgspec.Struct, frozen=True, kw_only=True):
     image_offsets: list[int] = []
     """Per kept image, in order: where in `text` it sat among the server's blocks (a character
     offset; 0 before all text). The wires whose format can interleave put each image back there."""
+    shown: str | None = None
+    """What a person is shown when it differs from `text` (content annotated for one audience)."""
+    reads: list[LinkRead] = []
+    """The resources the result linked to that were read (`resources/read`), in order."""
     bytes_without_images: int = 0
     """The gateway's result as sent to its client, every image's data left out (JSON bytes);
     0 where nothing limits a whole result (a turn)."""

@@ -1,4 +1,5 @@
-"""What a person sees when opening a tool call: the body, then one line naming the images sent.
+"""What a person sees when opening a tool call: the body (or what the result shows a person, when
+its content is annotated for one audience), then one line naming the images sent.
 
 "(1 image: JPEG 21 KB)" — format and size of each image, never the pixels.
 """
@@ -43,5 +44,6 @@ def tool_displays(history: Iterable[Envelope]) -> list[ToolDisplay]:
         elif isinstance(event, ToolResultRecorded):
             shown.append(ToolDisplay(
                 round=event.round, call_id=event.call_id, name=event.name,
-                text=display_text(event.body, images.get(event.call_id, []), language)))
+                text=display_text(event.shown if event.shown is not None else event.body,
+                                  images.get(event.call_id, []), language)))
     return shown

@@ -28,6 +28,7 @@ from fuseforks.events.types import (
     RepeatDetected,
     RequestRefused,
     RequestSent,
+    ResourceRead,
     ResponseReceived,
     ResultSent,
     RoundStarted,
@@ -114,6 +115,11 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
             if event.image_digests:
                 text += f" images={len(event.image_digests)}"
             return [text]
+        case ResourceRead():
+            return [
+                f"tool resource read: agent={agent} round={event.round} uri={value(event.uri)} "
+                f"outcome={event.outcome} bytes={event.size}"
+            ]
         case ImagesDropped():
             name = value(event.name)
             return [
@@ -163,9 +169,11 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
                 f"during={event.during}"
             ]
         case TurnTakenOver():
+            taken_from = f" from={value(event.taken_from)}" if event.taken_from else ""
             return [
-                f"turn taken over: agent={agent} round={event.round} worker={value(event.worker)} "
-                f"images_lost={len(event.images_lost)} calls_lost={len(event.calls_lost)}"
+                f"turn taken over: agent={agent} round={event.round} worker={value(event.worker)}"
+                f"{taken_from} images_lost={len(event.images_lost)} "
+                f"calls_lost={len(event.calls_lost)}"
             ]
         case TurnEnded():
             return [

@@ -31,6 +31,7 @@ from fuseforks.events.types import (
     RepeatDetected,
     RequestRefused,
     RequestSent,
+    ResourceRead,
     ResponseReceived,
     ResultSent,
     RoundStarted,
@@ -126,9 +127,10 @@ def evolve_session(state: SessionState, event: TurnEvent) -> SessionState:
             | RepeatDetected()
             | TurnInterrupted()
             | TurnTakenOver()
+            | ResourceRead()
             | TurnEnded()
         ):
-            return state  # a turn's kinds: a session never holds them
+            return state  # a turn's kinds: a session never holds them (its client reads links)
         case _:
             assert_never(event)
 

@@ -24,6 +24,7 @@ from fuseforks.events.types import (
     TurnEnded,
     TurnNotStarted,
     TurnStarted,
+    TurnTakenOver,
 )
 from fuseforks.projections.audit import TurnStop
 from fuseforks.projections.deliveries import deliveries
@@ -44,6 +45,8 @@ class TurnSummary(msgspec.Struct, frozen=True, kw_only=True):
     """Distinct tool images its requests carried to the provider (refused requests included);
     for a gateway session, the images it sent its client."""
     events: int
+    taken_over: int = 0
+    """Times another worker took the turn over (its process died, or handed it back)."""
 
 
 def turn_summary(envelopes: Sequence[Envelope]) -> TurnSummary:
@@ -65,6 +68,7 @@ def turn_summary(envelopes: Sequence[Envelope]) -> TurnSummary:
         stop=ended.stop if ended else "cut",
         images_sent=len(sent),
         events=len(envelopes),
+        taken_over=sum(isinstance(e.event, TurnTakenOver) for e in envelopes),
     )
 
 

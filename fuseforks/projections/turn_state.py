@@ -33,6 +33,7 @@ from fuseforks.events.types import (
     RepeatDetected,
     RequestRefused,
     RequestSent,
+    ResourceRead,
     ResponseReceived,
     ResultSent,
     RoundStarted,
@@ -119,6 +120,26 @@ def _replace_tool_entries(state: TurnState, change: dict[str, ToolEntry]) -> tup
     )
 
 
+def _in_call_order(entries: tuple[Entry, ...], entry: ToolEntry) -> tuple[Entry, ...]:
+    """`entries` with `entry` among the results of its round in the order of the calls: results
+    are recorded as the tools finish, and a provider reads them in the order it asked for them."""
+    start = len(entries)
+    while start and isinstance(entries[start - 1], ToolEntry):
+        start -= 1
+    asked = entries[start - 1] if start else None
+    order = ([c.call_id for c in asked.tool_calls] if isinstance(asked, AssistantEntry) else [])
+    if entry.call_id not in order:
+        return (*entries, entry)
+    rank = order.index(entry.call_id)
+
+    def rank_of(other: Entry) -> int:
+        return (order.index(other.call_id)
+                if isinstance(other, ToolEntry) and other.call_id in order else -1)
+
+    at = next((i for i in range(start, len(entries)) if rank_of(entries[i]) > rank), len(entries))
+    return (*entries[:at], entry, *entries[at:])
+
+
 def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
     replace = msgspec.structs.replace
     match event:
@@ -151,7 +172,7 @@ def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
             )
             return replace(
                 state,
-                entries=(*state.entries, entry),
+                entries=_in_call_order(state.entries, entry),
                 repeats={**state.repeats, key: count},
                 repeat_hit=event.name if count >= REPEAT_LIMIT and not state.repeat_hit
                 else state.repeat_hit,
@@ -197,6 +218,7 @@ def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
             | LlmRetryStopped()
             | JpegResent()
             | ImagesDropped()
+            | ResourceRead()
             | RequestRefused()
             | FallbackSettled()
             | TurnInterrupted()

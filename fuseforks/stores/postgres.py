@@ -28,16 +28,22 @@ a second, async interface onto the store — and onto every caller — for no ga
   never a duplicate, never a gap. The pixel guard runs before anything is sent (the SQL base's
   `append`).
 - **Failure**: a connection lost while a round is written (before its commit) rolls the round
-  back on the server: nothing of it is stored. Lost while committing, the round is whole or absent
-  and the error says so. Every failure is a `StoreError` of one line naming the URL with its
-  password replaced by `***`.
+  back on the server: nothing of it is stored, and the round is tried again on new connections
+  for up to `APPEND_PATIENCE` seconds (`fuseforks.stores.postgres_append`). Lost while
+  committing, the round is whole or absent: the store reads its seqs back to know, then returns
+  or tries again. Every failure is a `StoreError` of one line naming the URL with its password
+  replaced by `***`.
 - **Global order** (`follow`): `position` is a sequence, and a sequence has gaps in commit order —
   a transaction that took position 7 may commit after the one that took 8, so a reader that
   remembered "8" would skip 7 forever. Each row also records its transaction id (`tx`, `xid8`), and
   a follower reads only rows of transactions older than the oldest one still running
   (`pg_snapshot_xmin`), ordered by `(tx, position)`: everything before that point is final, so the
   reader's position never passes an event that is still to appear. A long-running transaction
-  anywhere on the server holds followers back until it ends (it does not make them skip).
+  anywhere on the server holds followers back until it ends (it does not make them skip), so the
+  store's own are kept short by the server: an append's insert is cancelled after
+  `INSERT_TIMEOUT` (5 s) and a writing session left idle inside a transaction is ended after
+  `IDLE_IN_WRITE` (2 s) — a writer of this store that stops between its insert and its commit
+  holds followers back 7 s at most.
 - Opened `read_only`, nothing is created, migrated or written (connections run with
   `default_transaction_read_only`), and an empty database is not a store.
 
@@ -61,11 +67,20 @@ from typing import Any
 import psycopg
 import psycopg.errors
 from psycopg.pq import TransactionStatus
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from fuseforks.core.errors import ConcurrencyError, StoreError
 from fuseforks.events.codec import SCHEMA_VERSION, Envelope, encode_envelope, encode_stored
 from fuseforks.stores import postgres_sql as sql
+from fuseforks.stores.postgres_append import (
+    APPEND_PATIENCE,
+    INSERT_TIMEOUT,
+    POOL_WAIT,
+    Attempt,
+    Patience,
+    connect_timeout,
+    settled,
+)
 from fuseforks.stores.postgres_database import CONNECT_TIMEOUT, Database, one_line
 from fuseforks.stores.postgres_sql import POSTGRES, POSTGRES_STORE_VERSION, DatabaseUrl
 from fuseforks.stores.rows import decode_current
@@ -76,6 +91,8 @@ from fuseforks.stores.store import OrderedStore, Position, check_continuation
 # stderr beside the store's own one-line error. An application that configures logging still
 # gets the records.
 logging.getLogger("psycopg").addHandler(logging.NullHandler())
+
+logger = logging.getLogger("fuseforks.store")
 
 POOL_SIZE = 4
 IDLE_CHECK = 2.0
@@ -91,6 +108,8 @@ class PostgresStore(SqlStore, OrderedStore):
 
     dialect = POSTGRES
     engine = "PostgreSQL"
+    insert_timeout = INSERT_TIMEOUT
+    append_patience = APPEND_PATIENCE
     a_database = "a PostgreSQL database"
     newest = POSTGRES_STORE_VERSION
 
@@ -101,6 +120,7 @@ class PostgresStore(SqlStore, OrderedStore):
         self.name = self.database.name
         self.read_only = read_only
         self._closed = threading.Event()
+        self._insert_timeout = f"SET LOCAL statement_timeout = {round(self.insert_timeout * 1000)}"
         self._opening: psycopg.Connection[Any] | None = None
         """The connection the store is checked and built on while it opens."""
         with self._translate("open"), self.database.connect() as connection:
@@ -114,7 +134,8 @@ class PostgresStore(SqlStore, OrderedStore):
             weakref.WeakKeyDictionary())
         self._used_lock = threading.Lock()
         self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
-            self.url, kwargs=self.database.options, min_size=1, max_size=max(1, pool_size),
+            self.url, kwargs=self.database.options if read_only else self.database.writing(),
+            min_size=1, max_size=max(1, pool_size),
             open=False, check=self._check_idle, name="fuseforks", timeout=timeout + 20)
         with self._translate("open"):
             self._pool.open(wait=True, timeout=timeout)
@@ -190,58 +211,114 @@ class PostgresStore(SqlStore, OrderedStore):
         params = [turn_id, [e.seq for e in batch], [e.kind for e in batch],
                   [e.version for e in batch], [e.at for e in batch], bodies,
                   turn_id, batch[0].seq - 1]
-        for attempt in (1, 2):
-            inserted, committing, raced, lost = self._transaction(params)
-            if lost is None or committing or attempt == 2:
-                break
-            # Lost before anything was sent to commit: nothing is stored, so the round is tried
-            # once more, on a connection checked first (a server restart breaks every pooled
-            # connection at once, and one lent without a check fails on first use).
+        what = f"turn {turn_id} seq {batch[0].seq}-{batch[-1].seq}"
+        patience = Patience(self.append_patience)
+        attempt = self._attempt(params)
+        while attempt.failure is not None:
+            detail = self.database.scrub(one_line(attempt.failure))
+            if attempt.committing:
+                stored = self._settle(batch, bodies, patience)
+                if stored:
+                    break
+                if stored is None:
+                    raise StoreError(
+                        f"{self.name}: append failed: the connection was lost while committing "
+                        f"{what}, which is stored whole or not at all: read the turn to know "
+                        f"({detail})") from None
+            if not patience.retry():
+                raise StoreError(
+                    f"{self.name}: append failed: the connection was lost before {what} was "
+                    f"committed; nothing of it was stored ({detail})") from None
+            if patience.tries == 1:
+                logger.warning("%s: the connection was lost before %s was committed; trying "
+                               "again on a new connection for up to %g s (%s)", self.name, what,
+                               patience.seconds, detail)
+            attempt = self._attempt(params, patience)
+        if patience.tries:  # the server was away: the pool's other connections may be broken
             with contextlib.suppress(Exception):
                 self._pool.check()
-        if raced:
-            self._raced(batch)
-        if lost is not None:
-            what = f"turn {turn_id} seq {batch[0].seq}-{batch[-1].seq}"
-            detail = self.database.scrub(one_line(lost))
-            if committing:
-                raise StoreError(
-                    f"{self.name}: append failed: the connection was lost while committing "
-                    f"{what}, which is stored whole or not at all: read the turn to know "
-                    f"({detail})") from None
-            raise StoreError(
-                f"{self.name}: append failed: the connection was lost before {what} was "
-                f"committed; nothing of it was stored ({detail})") from None
-        if inserted != len(batch):  # the stored tail was not the one this round continues
+        if attempt.failure is None and (attempt.raced or attempt.inserted != len(batch)):
+            # A commit whose answer was lost may have landed after all: the round is ours.
+            if patience.tries and self._settle(batch, bodies, patience):
+                return
+            if attempt.raced:
+                self._raced(batch)
             check_continuation(batch, self.last_seq(turn_id))
             raise ConcurrencyError(f"{self.name}: turn {turn_id}: seq {batch[0].seq} does not "
                                    "continue the stored tail")
 
-    def _transaction(self, params: list[Any]
-                     ) -> tuple[int, bool, bool, psycopg.OperationalError | None]:
-        """One try at the round's transaction: (rows inserted, whether COMMIT was sent, whether
-        another writer raced it, the connection error that ended it)."""
-        inserted, committing, raced = 0, False, False
-        lost: psycopg.OperationalError | None = None
-        with self._connection("append") as connection:
+    def _attempt(self, params: list[Any], patience: Patience | None = None) -> Attempt:
+        """One try at the round's transaction, on a pooled connection or (after a loss) on a
+        new one of its own."""
+        try:
+            if patience is None:
+                with self._pool.connection(timeout=POOL_WAIT) as connection:
+                    attempt = self._transaction(connection, params)
+                    with self._used_lock:
+                        self._last_used[connection] = time.monotonic()
+                    return attempt
+            options = {**self.database.writing(), "connect_timeout": connect_timeout(patience)}
+            with self.database.connect(**options) as connection:
+                return self._transaction(connection, params)
+        except PoolTimeout as error:  # the server is away: no connection came back in time
+            return Attempt(failure=psycopg.OperationalError(f"no connection ({error})"))
+        except psycopg.OperationalError as error:
+            return Attempt(failure=error)
+
+    def _transaction(self, connection: psycopg.Connection[Any], params: list[Any]) -> Attempt:
+        """The round's transaction on `connection`: how many rows it inserted, whether COMMIT
+        was sent, whether another writer raced it, the connection error that ended it."""
+        if self._closed.is_set():
+            raise StoreError(f"{self.name}: the store is closed")
+        attempt = Attempt()
+        try:
+            # BEGIN and the round go in one round trip, COMMIT in a second one.
+            with connection.pipeline() as pipeline:
+                connection.execute("BEGIN")
+                connection.execute(self._insert_timeout)
+                writing = self._write(connection, params)
+                pipeline.sync()
+                attempt.inserted = writing.rowcount
+                attempt.committing = True
+                self._commit(connection)
+        except psycopg.errors.UniqueViolation:
+            attempt.raced = True
+        except psycopg.OperationalError as error:
+            attempt.failure = error
+            connection.close()  # the pool replaces a closed connection instead of lending it
+        except psycopg.Error as error:
+            raise StoreError(f"{self.name}: append failed: "
+                             f"{self.database.scrub(one_line(error))}") from None
+        finally:
+            if connection.info.transaction_status in _OPEN and attempt.failure is None:
+                connection.execute("ROLLBACK")
+        return attempt
+
+    def _commit(self, connection: psycopg.Connection[Any]) -> None:
+        connection.execute("COMMIT")
+
+    def _settle(self, batch: list[Envelope], bodies: list[str],
+                patience: Patience) -> bool | None:
+        """Whether a round whose commit went unanswered is stored: read back on a new
+        connection (within `patience`). True: every event of it is stored as sent; False:
+        none is; None: the server could not be asked in time. Other events at its seqs are
+        another writer's: `ConcurrencyError`."""
+        turn_id, first, last = batch[0].turn_id, batch[0].seq, batch[-1].seq
+        while True:
             try:
-                # BEGIN and the round go in one round trip, COMMIT in a second one.
-                with connection.pipeline() as pipeline:
-                    connection.execute("BEGIN")
-                    writing = self._write(connection, params)
-                    pipeline.sync()
-                    inserted = writing.rowcount
-                    committing = True
-                    connection.execute("COMMIT")
-            except psycopg.errors.UniqueViolation:
-                raced = True
-            except psycopg.OperationalError as error:
-                lost = error
-                connection.close()  # the pool replaces a closed connection instead of lending it
-            finally:
-                if connection.info.transaction_status in _OPEN and not lost:
-                    connection.execute("ROLLBACK")
-        return inserted, committing, raced, lost
+                with self.database.connect(
+                        connect_timeout=connect_timeout(patience)) as connection:
+                    rows = connection.execute(sql.SETTLE, [turn_id, first, last]).fetchall()
+                break
+            except psycopg.OperationalError:
+                if not patience.retry():
+                    return None
+        stored = settled(first, bodies, rows)
+        if stored is not None:
+            return stored
+        check_continuation(batch, self.last_seq(turn_id))  # raises, naming the stored tail
+        raise ConcurrencyError(f"{self.name}: turn {turn_id}: seq {first} was written by another "
+                               "writer")
 
     def _write(self, connection: psycopg.Connection[Any],
                params: list[Any]) -> psycopg.Cursor[Any]:

@@ -22,6 +22,12 @@ from fuseforks.stores.postgres_sql import DatabaseUrl, redact_url, url_password
 
 CONNECT_TIMEOUT = 10
 """Seconds to reach the server, unless the URL says `connect_timeout`."""
+IDLE_IN_WRITE = 2.0
+"""Seconds a writing session may sit inside a transaction without running a statement before
+the server ends it (`idle_in_transaction_session_timeout`). A transaction that holds an id holds
+back every follower of the global order until it ends (`PostgresStore.follow`), so a writer
+stopped between its insert and its commit — a process paused or stuck — must not hold it for
+long; the store's own transactions are idle only for the round trip before their commit."""
 
 
 def one_line(error: BaseException) -> str:
@@ -61,6 +67,18 @@ class Database:
                 filter(None, [str(given.get("options", "")),
                               "-c default_transaction_read_only=on"]))
         return options
+
+    def session(self, **settings: int) -> dict[str, Any]:
+        """The connection options with server settings for the session (`-c name=value`, after
+        any the URL gives)."""
+        given = str(self.options.get("options", conninfo_to_dict(self.url).get("options", "")))
+        added = [f"-c {name}={value}" for name, value in settings.items()]
+        return {**self.options, "options": " ".join(filter(None, [given, *added]))}
+
+    def writing(self) -> dict[str, Any]:
+        """The options of a session that writes the store: a transaction it leaves idle is
+        ended by the server after `IDLE_IN_WRITE` seconds."""
+        return self.session(idle_in_transaction_session_timeout=round(IDLE_IN_WRITE * 1000))
 
     def connect(self, **settings: Any) -> psycopg.Connection[Any]:
         """A connection of its own (not a pooled one), `settings` added to the options."""

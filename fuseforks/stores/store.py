@@ -13,8 +13,8 @@ the tiers it can (as `eventsourcing` separates its aggregate, application and tr
   message bus, `fuseforks.jetstream.relay`); `OrderedStore` is such a record that is also a
   store (what a worker runs turns on): `PostgresStore`.
 
-Leadership and the per-turn locks of workers are not the store's: they belong to the bus side
-(`fuseforks.jetstream.locks`).
+The relay's lease and the per-turn locks of workers are not the store's: they belong to the bus
+side (`fuseforks.jetstream.lease`, `fuseforks.jetstream.locks`).
 
 The contract is synchronous: a store's calls run off the event loop, in worker threads
 (`anyio.to_thread`), and the turns of one agent may call it from several threads at once; the

@@ -292,6 +292,19 @@ def otlp_json_lines(turns: Iterable[Sequence[TraceSpan]],
         recorded.close()
 
 
+def otlp_protobuf(turns: Iterable[Sequence[TraceSpan]],
+                  environ: Mapping[str, str] | None = None) -> bytes:
+    """Every turn's spans as one `ExportTraceServiceRequest` in the protobuf encoding: what
+    collectors and OpenTelemetry consumers take (`POST /v1/traces` with `Content-Type:
+    application/x-protobuf`), which some of them (Arize Phoenix) require."""
+    recorded = Recorded(environ)
+    try:
+        finished = [span for spans in turns if spans for span in recorded.finished(spans)]
+    finally:
+        recorded.close()
+    return bytes(encode_spans(finished).SerializeToString())
+
+
 class Sender:
     """Recorded turns to the OTLP/HTTP endpoint of the environment, one export request per
     turn, each answered before the next is sent."""

@@ -1,5 +1,10 @@
-"""Recorded turns as traces, for the commands: OTLP/JSON lines (`fuseforks export --format
-otlp-json`) and OTLP/HTTP export requests (`fuseforks replay --otlp`).
+"""Recorded turns as traces, for the commands: one OTLP protobuf export request (`fuseforks
+export --format otlp`), OTLP/JSON lines (`fuseforks export --format otlp-json`) and OTLP/HTTP
+export requests (`fuseforks replay --otlp`).
+
+The protobuf form is one `ExportTraceServiceRequest` holding every turn's spans: the body a
+collector or a consumer such as Arize Phoenix takes at `POST /v1/traces` with `Content-Type:
+application/x-protobuf` (Phoenix refuses the JSON encoding).
 
 One JSON document per turn, each on its own line: an `ExportTraceServiceRequest` holding that
 turn's spans, in the OTLP/JSON encoding — the layout of OpenTelemetry's file exporter, which the
@@ -40,6 +45,13 @@ def otlp_json_lines(turns: Iterable[Sequence[Envelope]]) -> Iterator[str]:
     """One OTLP/JSON line per turn that has spans."""
     lines: Iterator[str] = _otel().otlp_json_lines(spans_of(turns))
     return lines
+
+
+def otlp_protobuf(turns: Iterable[Sequence[Envelope]]) -> tuple[bytes, int]:
+    """Every turn's spans as one OTLP protobuf export request, and how many spans it holds."""
+    spans = spans_of(turns)
+    body: bytes = _otel().otlp_protobuf(spans)
+    return body, sum(len(s) for s in spans)
 
 
 class Sent(msgspec.Struct, frozen=True):

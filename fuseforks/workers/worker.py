@@ -7,15 +7,17 @@ For each request it reads the turn's record first:
 - a record without an end: the worker that ran it died; this one takes the turn over
   (`Agent.take_over`): the record is re-driven, nothing recorded is asked or called again.
 The request is acknowledged only when its turn has ended in the store. While a turn runs, the
-worker tells the queue it is alive; a worker that dies stops doing so and the request goes to
-another worker. A request whose turn cannot run here (an unknown wire, no key for it) is recorded
+worker tells the queue it is alive, and tells the other workers which turns it runs
+(`fuseforks.workers.watchdog`); a worker that dies stops doing both, and the others hand its
+requests back to the queue as soon as they find its turns' locks free (the queue's ack wait is
+the last resort), so another worker takes each turn over within seconds. A request whose turn cannot run here (an unknown wire, no key for it) is recorded
 as a turn that could not start — `TurnNotStarted` with the wire name as given, then `TurnEnded`
 with the reason, both written by the engine — so the submitter learns why.
 
 Shutdown (SIGTERM, or `stop()`): no new request is taken; running turns finish within `grace`
 seconds; those still running then are handed back (negatively acknowledged, so another worker
-takes them over at once) and the worker exits without recording an end for them — the write-ahead
-record is what the next worker continues from.
+takes them over at once; the worker names them) and the worker exits without recording an end
+for them — the write-ahead record is what the next worker continues from.
 """
 
 from __future__ import annotations
@@ -46,12 +48,13 @@ from fuseforks.core.errors import (
 )
 from fuseforks.core.names import WireName, parse_wire
 from fuseforks.engine.not_started import record_not_started
-from fuseforks.engine.takeover import record_abandoned
+from fuseforks.engine.takeover import last_worker, record_abandoned
 from fuseforks.engine.turn import TurnSpec
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import TurnEnded
-from fuseforks.jetstream.locks import Locks
+from fuseforks.jetstream.locks import Kept, Locks
 from fuseforks.jetstream.relay import Relay
+from fuseforks.jetstream.roster import Roster, Running, ensure_roster
 from fuseforks.jetstream.streams import connect, ensure_streams
 from fuseforks.jetstream.work import HEARTBEAT, WorkRequest, decode_request, work_queue
 from fuseforks.mcp.hub import ToolHub
@@ -59,6 +62,7 @@ from fuseforks.stores.open import open_ordered_store
 from fuseforks.stores.postgres_sql import is_database_url, redact_url
 from fuseforks.wires.base import Endpoint
 from fuseforks.workers.settings import WorkerSettings
+from fuseforks.workers.watchdog import Watchdog
 
 logger = logging.getLogger("fuseforks.worker")
 
@@ -96,7 +100,8 @@ class Worker:
         self._agents: OrderedDict[AgentKey, Agent] = OrderedDict()
         self._busy: Counter[AgentKey] = Counter()
         self._agents_lock = anyio.Lock()
-        self._in_flight: dict[object, Msg] = {}
+        self._in_flight: dict[object, tuple[str, Msg]] = {}
+        """The requests this worker holds, with their turn ids."""
         self._keeper_done = anyio.Event()
         self._closing = anyio.Event()
         self._closers: dict[Agent, anyio.Event] = {}
@@ -119,14 +124,24 @@ class Worker:
             stack.push_async_callback(connection.close)
             js = connection.jetstream()
             await ensure_streams(js)
-            self._relay = Relay(store, js, locks=self._locks, on_lead=lambda: self.say(
-                f"worker {self.name}: relaying the store's events to the bus"))
+            await ensure_roster(js)
+            watchdog = self._watchdog = Watchdog(
+                Roster(js, self.name), self._locks, connection,
+                lambda: [Running(turn_id=turn_id, reply=message.reply)
+                         for turn_id, message in self._in_flight.values()],
+                lambda line: self.say(f"worker {self.name}: {line}"))
+            self._relay = Relay(
+                store, js, holder=self.name,
+                on_lead=lambda: self.say(
+                    f"worker {self.name}: relaying the store's events to the bus"),
+                on_step_down=lambda why: self.say(f"worker {self.name}: stopped relaying: {why}"))
             hub = await stack.enter_async_context(ToolHub(server_configs(self.mcp)))
             self._hub = hub
             queue = await work_queue(js)
             slots = anyio.Semaphore(self.settings.concurrency)
             async with anyio.create_task_group() as relaying:
                 relaying.start_soon(self._relay.run)
+                relaying.start_soon(watchdog.run)
                 await relaying.start(self._keeper)
                 with anyio.move_on_after(10):
                     await self._relay.tried.wait()
@@ -137,14 +152,17 @@ class Worker:
                     with anyio.move_on_after(self.settings.grace):
                         await self._wait_idle()
                     if self._in_flight:
-                        self.say(f"worker {self.name}: handing back "
-                                 f"{len(self._in_flight)} running turns")
+                        running = [turn_id for turn_id, _ in self._in_flight.values()]
+                        self.say(f"worker {self.name}: handing back {len(running)} running "
+                                 f"turns: {', '.join(running)}")
                         with anyio.move_on_after(10):
                             while self._in_flight:
                                 for agent in list(self._agents.values()):
                                     agent.hand_back()
                                 await anyio.sleep(0.05)
                     turns.cancel_scope.cancel()
+                with anyio.move_on_after(2):
+                    await watchdog.leave()
                 # the relay publishes what the last turns committed before it stops
                 with anyio.move_on_after(5):
                     await self._relay_caught_up()
@@ -191,7 +209,8 @@ class Worker:
                 await _quietly(message.term())
                 return
             token = object()
-            self._in_flight[token] = message
+            self._in_flight[token] = (request.turn_id, message)
+            await self._watchdog.beat()  # in the roster before the turn does anything
             async with anyio.create_task_group() as group:
                 group.start_soon(self._heartbeat, message)
                 try:
@@ -227,15 +246,34 @@ class Worker:
         The lock (a PostgreSQL advisory lock of this turn, held on a connection of its own) is
         what keeps two workers from running one turn: a request delivered again while its
         worker is alive but was cut off from the bus (its signs of life lost) finds the lock
-        taken and goes back to the queue."""
-        lock = await anyio.to_thread.run_sync(self._locks.try_lead, f"turn:{request.turn_id}")
+        taken and goes back to the queue. It is kept while the turn runs: lost with its
+        connection (the database restarted), it is taken again."""
+        name = f"turn:{request.turn_id}"
+        lock = await anyio.to_thread.run_sync(self._locks.try_take, name)
         if lock is None:
             self.say(f"worker {self.name}: turn {request.turn_id} is running elsewhere")
             return False
+        kept = Kept(self._locks, name, lock)
         try:
-            return await self._run_locked(request)
+            async with anyio.create_task_group() as keeping:
+                keeping.start_soon(kept.keep, lambda: self._lock_taken(request.turn_id),
+                                   lambda: self.say(f"worker {self.name}: turn {request.turn_id}: "
+                                                    "its lock taken again (the database was away)"))
+                try:
+                    done = await self._run_locked(request)
+                finally:
+                    keeping.cancel_scope.cancel()
         finally:
-            lock.release()
+            kept.release()
+        return done
+
+    def _lock_taken(self, turn_id: str) -> None:
+        """The turn's lock went with a lost connection and another process holds it now: that
+        one runs the turn; this one stops it where it waits, without an end."""
+        self.say(f"worker {self.name}: turn {turn_id}: another process holds its lock now; "
+                 "handing it back")
+        for agent in list(self._agents.values()):
+            agent.hand_back(turn_id)
 
     async def _run_locked(self, request: WorkRequest) -> bool:
         recorded = await anyio.to_thread.run_sync(self._store.read, request.turn_id)
@@ -256,8 +294,9 @@ class Worker:
                 await agent.run(request.request, conversation=request.conversation_id or None,
                                 turn_id=request.turn_id)
             else:
+                previous = last_worker(recorded)
                 self.say(f"worker {self.name}: taking over {request.turn_id} "
-                         f"after seq {recorded[-1].seq}")
+                         f"{f'from {previous} ' if previous else ''}after seq {recorded[-1].seq}")
                 await agent.take_over(request.turn_id, worker=self.name)
         except RecordingFailed as error:  # the store is away (or the turn raced): try again later
             self.say(f"worker {self.name}: turn {request.turn_id} not recorded: {error}")
@@ -284,7 +323,8 @@ class Worker:
                 self._agents.move_to_end(key)
             else:
                 settings = replace(self.settings.agents, name=request.agent,
-                                   language=request.language, system=request.system)
+                                   language=request.language, system=request.system,
+                                   worker=self.name)
                 agent = Agent(wire=wire, model=request.model, base_url=self.base_urls.get(wire),
                               tools=self._hub, db=self._store, log=None, settings=settings,
                               subscribers=[self._relay])

@@ -27,9 +27,12 @@ def test_lines_for_pass_through_re_encode_and_drop(tmp_path: Path) -> None:
     (tmp_path / "cam.jpg").write_bytes(jpeg)
     (tmp_path / "shot.png").write_bytes(png)
     (tmp_path / "anim.gif").write_bytes(gen.encode(gen.photo(30, 20), "GIF"))
+    (tmp_path / "layers.psd").write_bytes(b"8BPS\x00\x01" + b"\x00" * 20)
     reencoded = normalize_image(png)
-    assert isinstance(reencoded, NormalizedImage)
-    lines = run(str(tmp_path / "cam.jpg"), str(tmp_path / "shot.png"), str(tmp_path / "anim.gif"))
+    gif = normalize_image(gen.encode(gen.photo(30, 20), "GIF"))
+    assert isinstance(reencoded, NormalizedImage) and isinstance(gif, NormalizedImage)
+    lines = run(str(tmp_path / "cam.jpg"), str(tmp_path / "shot.png"), str(tmp_path / "anim.gif"),
+                str(tmp_path / "layers.psd"))
     assert lines == [
         (
             f"{tmp_path}/cam.jpg: pass_through format=JPEG->JPEG bytes={len(jpeg)}->{len(jpeg)}"
@@ -40,8 +43,12 @@ def test_lines_for_pass_through_re_encode_and_drop(tmp_path: Path) -> None:
             f" px=1568x1045 sha256={reencoded.digest}"
         ),
         (
-            f"{tmp_path}/anim.gif: dropped reason=unsupported_format format=GIF"
-            " detail='GIF is not carried'"
+            f"{tmp_path}/anim.gif: re_encoded format=GIF->WEBP bytes=1485->{gif.size}"
+            f" px=30x20 sha256={gif.digest}"
+        ),
+        (
+            f"{tmp_path}/layers.psd: dropped reason=unsupported_format format=PSD"
+            " detail='PSD is not carried'"
         ),
     ]
 

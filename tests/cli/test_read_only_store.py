@@ -120,11 +120,11 @@ def test_an_auditor_reads_a_store_they_cannot_write(shared: Path) -> None:
     turns, log, audit, replay, export = results
     assert turns == (0, (
         "turn          agent   wire       model              started                   rounds"
-        "  stop      images sent\n"
+        "  stop      images sent  taken over\n"
         "cap-at-20     replay  anthropic  claude-sonnet-5-5  2026-11-30T00:00:00.000Z      22"
-        "  answered           21\n"
+        "  answered           21           0\n"
         "p4-anthropic  replay  anthropic  claude-sonnet-5-5  2026-11-30T00:00:00.000Z       2"
-        "  answered            1\n"), "")
+        "  answered            1           0\n"), "")
     assert log == (0, (REPLAYS / "p4-anthropic.log").read_text(), "")
     assert audit == (0, (
         f"origin {P4}: tool nik__live_view_image (server nik) round 1 of turn p4-anthropic at "

@@ -10,6 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from fuseforks.cli import main
+from fuseforks.events.codec import Envelope
+from fuseforks.events.sequencer import FixedClock, Sequencer
+from fuseforks.events.types import TurnTakenOver
 from fuseforks.stores.jsonl import import_stream
 from fuseforks.stores.sqlite import SqliteStore
 from tests.cli.crafted import REPLAYS, camera_turn, digest, make_store, write_jsonl
@@ -29,21 +32,36 @@ def store(tmp_path: Path) -> Path:
             import_stream(opened, REPLAYS / f"{name}.jsonl")
         opened.append(camera_turn("7f3e2d1c-cut", [digest(3), digest(4)],
                                   start="2026-12-01T10:00:00.000Z", ended=False))
+        opened.append(taken_over_twice("b0c1-taken", start="2026-12-01T11:00:00.000Z"))
     return path
+
+
+def taken_over_twice(turn_id: str, start: str) -> list[Envelope]:
+    """A camera turn whose request of round 2 was left unanswered twice: taken over by w2 from
+    w1, then by w3 from w2, which sent it again and got the answer."""
+    sent = camera_turn(turn_id, [digest(5)], start=start)
+    request, answer, end = (e.event for e in sent[8:])
+    events = [e.event for e in sent[:9]]
+    for worker, before in (("w2", "w1"), ("w3", "w2")):
+        events += [TurnTakenOver(round=2, worker=worker, endpoint_host="127.0.0.1",
+                                 images_lost=[digest(5)], taken_from=before), request]
+    return Sequencer(turn_id, FixedClock(start), 0).seal([*events, answer, end])
 
 
 def test_a_table_of_the_turns(store: Path) -> None:
     assert invoke("turns", str(store)) == (0, [
         "turn               agent      wire                  model                            "
-        "started                   rounds  stop      images sent",
+        "started                   rounds  stop      images sent  taken over",
         "p4-gemini          replay     gemini                gemini-3.8-flash                 "
-        "2026-11-30T00:00:00.000Z       2  answered            1",
+        "2026-11-30T00:00:00.000Z       2  answered            1           0",
         "p4-image-refusing  replay     perplexity-responses  perplexity/deepseek-v4-pro-0813  "
-        "2026-11-30T00:00:00.000Z       2  answered            1",
+        "2026-11-30T00:00:00.000Z       2  answered            1           0",
         "repeat-stop        replay     gemini                gemini-3.8-flash                 "
-        "2026-11-30T00:00:00.000Z       3  repeat              1",
+        "2026-11-30T00:00:00.000Z       3  repeat              1           0",
         "7f3e2d1c-cut       cam_agent  anthropic             claude-sonnet-5-5                "
-        "2026-12-01T10:00:00.000Z       2  cut                 2",
+        "2026-12-01T10:00:00.000Z       2  cut                 2           0",
+        "b0c1-taken         cam_agent  anthropic             claude-sonnet-5-5                "
+        "2026-12-01T11:00:00.000Z       2  answered            1           2",
     ], [])
 
 
@@ -54,7 +72,7 @@ def test_the_turns_as_json(tmp_path: Path) -> None:
     assert json.loads("\n".join(lines)) == [{
         "turn_id": "t1", "agent": "cam_agent", "wire": "anthropic", "model": "claude-sonnet-5-5",
         "started": "2026-11-30T08:00:00.000Z", "rounds": 2, "stop": "cut", "images_sent": 1,
-        "events": 10}]
+        "events": 10, "taken_over": 0}]
 
 
 def test_no_turns(tmp_path: Path) -> None:

@@ -142,9 +142,11 @@ def test_every_event_kind_has_its_place_on_a_turns_page(tmp_path: Path) -> None:
         type(event).__name__ for event in SAMPLES if not isinstance(event, RoundStarted)]
     assert {type(event).__name__ for event in SAMPLES} == {k.__name__ for k in EVENT_TYPES}
     assert re.search(r'<div class="body">\s*<p><b>\w+</b></p>', page.text) is None
+    assert '<dt>taken over</dt><dd id="turn-taken-over">1</dd>' in page.text
     text = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", "", page.text)))
     for said in ("Interrupted by SIGTERM while waiting on the tools.",
-                 "Taken over by worker-b (api.anthropic.com) where the record stopped; 2 tool "
+                 "Taken over by worker-b (api.anthropic.com) from worker-a where the record "
+                 "stopped; 2 tool "
                  "images lost with the process that died; tool call c1 may or may not have run, "
                  "and was not run again.",
                  "MCP server cam 2 did not start: command not found: 'cam2'",

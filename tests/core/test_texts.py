@@ -26,6 +26,10 @@ def every_text(t: Texts) -> list[str]:
         t.non_text_note("audio"),
         t.non_text_note("resource"),
         *(t.dropped_note(reason, 0) for reason in REASONS),  # type: ignore[arg-type]
+        t.first_frame_note(0, 3, paged=False),
+        t.first_frame_note(0, 3, paged=True),
+        t.for_user_image(),
+        *(t.link_not_read(outcome) for outcome in ("too_large", "timeout", "failed")),
         t.carrier_caption("camera", 1),
         t.carrier_caption("camera", 2),
         t.omitted_note(),
@@ -54,6 +58,9 @@ def test_each_language_has_every_text_and_they_are_its_own() -> None:
         "tool_error_prefix",
         "non_text_note",
         "dropped_note",
+        "first_frame_note",
+        "for_user_image",
+        "link_not_read",
         "carrier_caption",
         "omitted_note",
         "result_capped_note",
@@ -111,6 +118,9 @@ def test_english_texts() -> None:
     )
     assert t.dropped_note("unreadable", 1) == "(image 2 was not sent: it could not be read)"
     assert t.dropped_note("too_large", 2) == "(image 3 was not sent: it is too large)"
+    assert t.first_frame_note(1, 12, paged=False) == (
+        "(image 2 is the first frame of an animation of 12 frames)")
+    assert t.first_frame_note(0, 3, paged=True) == "(image 1 is the first page of 3 pages)"
     assert t.dropped_note("too_many", 2, max_images=2) == (
         "(image 3 was not sent: a tool result carries at most 2 images)"
     )

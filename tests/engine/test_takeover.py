@@ -10,18 +10,21 @@ what was lost, finish the turn, and verify with replay.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
+import msgspec
 import pytest
 
 from fuseforks.agent import Agent, AgentSettings
 from fuseforks.core.errors import NothingToTakeOver, PrefixDiverged
 from fuseforks.engine.replay import verify
-from fuseforks.events.codec import Envelope
+from fuseforks.events.codec import Envelope, encode_envelope
 from fuseforks.events.types import (
     RequestSent,
     ToolCalled,
     ToolResultRecorded,
     TurnEnded,
+    TurnStarted,
     TurnTakenOver,
 )
 from fuseforks.mcp import StdioServer, ToolHub
@@ -53,9 +56,12 @@ async def run_reference() -> list[Envelope]:
     async with run_simulator(script=Script(call_tools=("rig__frame",), rounds=3)) as sim, \
             ToolHub([server]) as hub, \
             Agent(wire=WIRE, model=MODEL, base_url=sim.base_urls[WIRE], api_key="sk-test",
-                  tools=hub, db=store, log=None, settings=SETTINGS) as agent:
+                  tools=hub, db=store, log=None,
+                  settings=replace(SETTINGS, worker="w1")) as agent:
         result = await agent.run("Look at the camera.", turn_id="turn-takeover")
     assert result.stop == "answered"
+    started = result.events[0].event
+    assert isinstance(started, TurnStarted) and started.worker == "w1"
     return list(result.events)
 
 
@@ -90,7 +96,7 @@ async def test_takeover_at_each_commit_point(reference: list[Envelope], index: i
     assert stored == list(result.events)
     taken = stored[cut].event
     assert isinstance(taken, TurnTakenOver)
-    assert taken.worker == "w2"
+    assert (taken.worker, taken.taken_from) == ("w2", "w1")
     assert taken.endpoint_host == "127.0.0.1"
     last = prefix[-1].event
     # Every image on the message list was held by the dead process only.
@@ -157,12 +163,34 @@ async def test_a_turn_taken_over_twice_at_the_same_request(reference: list[Envel
         received = bodies(sim)
     stored = again.read("turn-takeover")
     taken = [e.event for e in stored if isinstance(e.event, TurnTakenOver)]
-    assert [(t.worker, t.images_lost) for t in taken] == [("w2", taken[0].images_lost), ("w3", [])]
+    assert [(t.worker, t.taken_from, t.images_lost) for t in taken] == [
+        ("w2", "w1", taken[0].images_lost), ("w3", "w2", [])]
     assert taken[0].images_lost  # w1's image was lost once, and said once
     assert isinstance(stored[cut + 2].event, TurnTakenOver)
     resent = stored[cut + 3].event
     assert isinstance(resent, RequestSent) and resent.images == []
     assert len(received) == sum(isinstance(e.event, RequestSent) for e in stored[cut + 2:])
+    assert (await verify(stored)).identical
+
+
+async def test_a_record_that_names_no_worker_is_taken_over_from_no_one(
+        reference: list[Envelope]) -> None:
+    """A turn recorded before workers named themselves on its start (or run by a program of its
+    own): the takeover cannot say whom it took the turn from, and says so with an empty name."""
+    unnamed = [msgspec.structs.replace(reference[0], event=msgspec.structs.replace(
+        reference[0].event, worker="")), *reference[1:cut_points(reference)[0]]]
+    store = MemoryStore()
+    store.append(unnamed)
+    server = StdioServer(name="rig", command=sys.executable, args=[str(RIG)])
+    async with run_simulator(script=Script(call_tools=("rig__frame",), rounds=3)) as sim, \
+            ToolHub([server]) as hub, \
+            Agent(wire=WIRE, model=MODEL, base_url=sim.base_urls[WIRE], api_key="sk-test",
+                  tools=hub, db=store, log=None, settings=SETTINGS) as agent:
+        await agent.take_over("turn-takeover", worker="w2")
+    stored = store.read("turn-takeover")
+    (taken,) = [e.event for e in stored if isinstance(e.event, TurnTakenOver)]
+    assert (taken.worker, taken.taken_from) == ("w2", "")
+    assert b"taken_from" not in encode_envelope(stored[len(unnamed)])  # not written when empty
     assert (await verify(stored)).identical
 
 

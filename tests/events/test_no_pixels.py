@@ -72,6 +72,8 @@ def test_every_digest_field_is_constrained_to_sha256_hex() -> None:
     for event_type in (*EVENT_TYPES, ImageMeta):
         for path, info in leaves(msgspec.inspect.type_info(event_type), event_type.__name__):
             if "digest" in path.split(".")[-1]:
+                if isinstance(info, msgspec.inspect.NoneType):
+                    continue  # an optional digest (a read that failed has none)
                 digest_fields.append(path)
                 assert isinstance(info, msgspec.inspect.StrType)
                 assert info.pattern == "^[0-9a-f]{64}$", path

@@ -14,12 +14,12 @@ SMALL_SIZE = (640, 400)
 
 @functools.cache
 def screen_png() -> bytes:
-    return gen.encode(gen.screenshot(*SCREEN_SIZE, seed=4), "PNG")
+    return gen.encode(gen.desktop_screenshot(*SCREEN_SIZE, seed=4), "PNG")
 
 
 @functools.cache
 def retina_png() -> bytes:
-    return gen.encode(gen.screenshot(*RETINA_SIZE, seed=5), "PNG")
+    return gen.encode(gen.desktop_screenshot(*RETINA_SIZE, seed=5), "PNG")
 
 
 @functools.cache

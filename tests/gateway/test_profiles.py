@@ -25,7 +25,8 @@ from fuseforks.images.normalize import normalize_result_images
 from fuseforks.ports.tools import ToolOutput
 from tests.helpers import imagegen as gen
 
-B64_PNG = base64.b64encode(gen.encode(gen.photo(300, 200), "PNG")).decode()
+# A photo as an RGBA PNG: re-encoded (a PNG with an alpha channel never passes through), as JPEG.
+B64_PNG = base64.b64encode(gen.encode(gen.photo(300, 200, mode="RGBA"), "PNG")).decode()
 
 
 @pytest.mark.parametrize(("profile", "client", "name", "edge", "result"), [

@@ -43,6 +43,26 @@ def binary_noise(width: int, height: int, seed: int = 0) -> Image.Image:
     return Image.frombytes("RGB", (width, height), raw)
 
 
+def full_noise(width: int, height: int, seed: int = 0) -> Image.Image:
+    """Each channel near 0 or near 255 at random, in 64 levels: too many colours to be a graphic,
+    and the worst case for JPEG size."""
+    rnd = random.Random(seed)
+    count = width * height * 3
+    binary = rnd.randbytes(count).translate(_BINARY)
+    jitter = rnd.randbytes(count).translate(bytes(x & 31 for x in range(256)))
+    raw = (int.from_bytes(binary, "big") ^ int.from_bytes(jitter, "big")).to_bytes(count, "big")
+    return Image.frombytes("RGB", (width, height), raw)
+
+
+def png_text_over(size: int) -> object:
+    """PNG text chunks of `size` bytes: a PNG made larger than the pass-through size, unchanged."""
+    from PIL.PngImagePlugin import PngInfo
+
+    info = PngInfo()
+    info.add_text("Comment", "x" * size)
+    return info
+
+
 def solid(width: int, height: int, colour: tuple[int, ...], mode: str = "RGB") -> Image.Image:
     return Image.new(mode, (width, height), colour)
 
@@ -180,7 +200,61 @@ def swapped_primaries_icc() -> bytes:
     return header + table + body
 
 
-def screenshot(width: int, height: int, seed: int = 0) -> Image.Image:
+SCREEN_WORDS = ["account", "settings", "profile", "privacy", "security", "notifications", "billing", "invoice", "payment", "method", "update", "save", "cancel", "delete", "confirm", "search", "results", "filter", "sort", "name", "date", "size", "status", "active", "pending", "archived", "project", "dashboard", "overview", "reports", "analytics", "users", "groups", "permissions", "network", "storage", "backup", "restore", "schedule", "weekly", "monthly", "export", "import", "download", "upload", "message", "inbox", "draft", "sent", "folder", "label", "priority", "owner", "created", "modified", "version", "history"]
+
+
+def screenshot(width: int, height: int, seed: int = 0, scale: float = 1.0) -> tuple[Image.Image, str]:
+    """A UI-like screenshot with text (title bar, sidebar, a table, buttons) and the text it shows,
+    line by line. Pillow's bundled font, so it renders the same on every machine; `scale` sizes
+    the text (1.0: 15 px body text, as a desktop UI at 1x)."""
+    from PIL import ImageFont
+
+    rnd = random.Random(seed)
+    im = Image.new("RGB", (width, height), (246, 247, 249))
+    draw = ImageDraw.Draw(im)
+    body = ImageFont.load_default(size=round(15 * scale))
+    title = ImageFont.load_default(size=round(20 * scale))
+    lines: list[str] = []
+    bar = round(44 * scale)
+    draw.rectangle((0, 0, width, bar), fill=(36, 41, 51))
+    heading = "Project dashboard - " + " ".join(rnd.sample(SCREEN_WORDS, 2))
+    draw.text((round(16 * scale), round(10 * scale)), heading, font=title, fill=(255, 255, 255))
+    lines.append(heading)
+    side = round(220 * scale)
+    draw.rectangle((0, bar, side, height), fill=(230, 233, 238))
+    draw.line((side, bar, side, height), fill=(200, 204, 210), width=1)
+    step = round(30 * scale)
+    y = bar + round(16 * scale)
+    for _ in range(min(12, (height - y) // step)):
+        item = " ".join(rnd.sample(SCREEN_WORDS, 2)).capitalize()
+        draw.text((round(16 * scale), y), item, font=body, fill=(40, 44, 52))
+        lines.append(item)
+        y += step
+    x0 = side + round(24 * scale)
+    y = bar + round(20 * scale)
+    accent = [(37, 99, 235), (22, 163, 74), (220, 38, 38)]
+    for index, colour in enumerate(accent):
+        left = x0 + index * round(130 * scale)
+        draw.rounded_rectangle((left, y, left + round(116 * scale), y + round(32 * scale)),
+                               radius=round(6 * scale), fill=colour)
+        label = rnd.choice(SCREEN_WORDS).capitalize()
+        draw.text((left + round(14 * scale), y + round(7 * scale)), label, font=body,
+                  fill=(255, 255, 255))
+        lines.append(label)
+    y += round(56 * scale)
+    row = round(28 * scale)
+    while y + row < height - round(10 * scale):
+        if (y // row) % 2:
+            draw.rectangle((x0 - 8, y - 4, width - 16, y + row - 4), fill=(255, 255, 255))
+        words = rnd.sample(SCREEN_WORDS, rnd.randrange(4, 9))
+        text = " ".join(words) + f" {rnd.randrange(1, 9999)}"
+        draw.text((x0, y), text, font=body, fill=(31, 35, 40))
+        lines.append(text)
+        y += row
+    return im, "\n".join(lines)
+
+
+def desktop_screenshot(width: int, height: int, seed: int = 0) -> Image.Image:
     """A desktop screenshot: a photo wallpaper, window chrome, panels and many lines of small
     text, the kind of picture screenshot tools return (as heavy as a real one: several MB of PNG
     at 4K)."""

@@ -22,8 +22,10 @@ def kept(result: NormalizedImage | DroppedImage) -> NormalizedImage:
 
 
 def pixels(image: NormalizedImage) -> Image.Image:
+    """The pixels sent: JPEG for a photo, lossless WebP for a graphic (both RGB)."""
     im = Image.open(io.BytesIO(image.data))
-    assert (im.format, im.mode) == ("JPEG", "RGB")
+    assert (im.format, im.mode) == ({"image/jpeg": "JPEG", "image/webp": "WEBP"}[image.media_type],
+                                    "RGB")
     return im
 
 

@@ -44,7 +44,7 @@ def test_a_jpeg_within_a_clients_larger_limits_passes_through() -> None:
 
 
 def test_the_long_edge_follows_the_limits() -> None:
-    retina = gen.encode(gen.screenshot(3456, 2234), "PNG")
+    retina = gen.encode(gen.desktop_screenshot(3456, 2234), "PNG")
     image = kept(normalize_image(retina, ImageLimits(max_edge_px=2000)))
     assert (image.width, image.height) == (2000, 1293) == size_of(image)
     engine = kept(normalize_image(retina))
@@ -92,8 +92,8 @@ def test_images_within_the_budget_are_left_alone() -> None:
 
 
 def test_two_screenshots_are_fitted_into_one_megabyte() -> None:
-    blocks = [gen.encode(gen.screenshot(3840, 2160, seed=1), "PNG"),
-              gen.encode(gen.screenshot(3456, 2234, seed=2), "PNG")]
+    blocks = [gen.encode(gen.desktop_screenshot(3840, 2160, seed=1), "PNG"),
+              gen.encode(gen.desktop_screenshot(3456, 2234, seed=2), "PNG")]
     limits = ImageLimits(max_edge_px=8000, max_bytes=5 * 1024 * 1024)
     result = normalize_result_images(blocks, limits)
     budget = 1_000_000
@@ -111,7 +111,7 @@ def test_two_screenshots_are_fitted_into_one_megabyte() -> None:
 
 def test_a_small_image_keeps_its_size_and_the_large_one_gets_the_rest() -> None:
     small = gen.jpeg(120, 80)
-    large = gen.encode(gen.screenshot(3840, 2160), "PNG")
+    large = gen.encode(gen.desktop_screenshot(3840, 2160), "PNG")
     limits = ImageLimits(max_edge_px=8000, max_bytes=5 * 1024 * 1024)
     result = normalize_result_images([small, large], limits)
     budget = 400_000
@@ -121,7 +121,7 @@ def test_a_small_image_keeps_its_size_and_the_large_one_gets_the_rest() -> None:
 
 
 def test_an_image_that_cannot_fit_is_dropped_at_its_own_position() -> None:
-    blocks = [b"not an image", gen.encode(gen.screenshot(1000, 800), "PNG")]
+    blocks = [b"not an image", gen.encode(gen.desktop_screenshot(1000, 800), "PNG")]
     result = normalize_result_images(blocks)
     fitted = fit_result_images(blocks, result, ENGINE_LIMITS, 40)
     assert fitted.kept == []

@@ -26,7 +26,7 @@ def check(result: NormalizedImage | DroppedImage) -> None:
     if isinstance(result, NormalizedImage):
         assert result.size == len(result.data) <= MAX_BYTES
         assert result.digest == hashlib.sha256(result.data).hexdigest()
-        assert result.media_type in ("image/jpeg", "image/webp")
+        assert result.media_type in ("image/jpeg", "image/webp", "image/png")
         assert result.width >= 1 and result.height >= 1
     else:
         assert isinstance(result, DroppedImage)

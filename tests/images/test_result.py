@@ -67,7 +67,7 @@ def test_no_images_give_an_empty_result() -> None:
 
 
 def test_indices_are_positions_among_the_result_image_blocks() -> None:
-    result = normalize_result_images([b64(gen.jpeg(10, 10)), "QUJD", b"GIF89a...."])
+    result = normalize_result_images([b64(gen.jpeg(10, 10)), "QUJD", b"8BPS...."])
     assert [(d.reason, d.index) for d in result.dropped] == [
         ("unreadable", 1),
         ("unsupported_format", 2),

@@ -18,6 +18,8 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
+import pytest
+
 from fuseforks.mcp import HttpServer, StdioServer, ToolHub
 from tests.helpers import processes
 
@@ -62,17 +64,7 @@ def http_server(
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + startup_seconds
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"{args} exited with {process.returncode} before listening")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"{args} did not listen on {port}") from None
-                time.sleep(0.05)
+        wait_listening(process, port, startup_seconds, str(args))
         yield f"http://127.0.0.1:{port}/{'sse' if transport == 'sse' else 'mcp'}"
     finally:
         process.terminate()
@@ -81,6 +73,21 @@ def http_server(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def wait_listening(process: subprocess.Popen[bytes], port: int, seconds: float, what: str) -> None:
+    """Return once `process` accepts connections on 127.0.0.1:`port`; raise if it exits first."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited with {process.returncode} before listening")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what} did not listen on {port}") from None
+            time.sleep(0.05)
 
 
 def http(name: str, url: str) -> HttpServer:
@@ -118,3 +125,11 @@ async def hosted_hub(hub: ToolHub) -> AsyncIterator[ToolHub]:
 
 def environ_without(*names: str) -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in names}
+
+
+@pytest.fixture(scope="session")
+def reference_bin() -> Path:
+    """The npm reference servers' `.bin` folder (installed once, `tests/helpers/npm.py`)."""
+    from tests.helpers.npm import npm_bin
+
+    return npm_bin()

@@ -37,15 +37,19 @@ def test_call_prints_the_text_then_one_line_per_image() -> None:
 def test_call_reports_re_encoding_and_drops() -> None:
     code, out, _ = run("mcp", "call", "--", PY, str(SERVERS / "content.py"), "gif")
     assert code == 0
+    assert out.splitlines()[:2] == [
+        "an animation", "(image 1 is the first frame of an animation of 3 frames)"]
+    assert out.splitlines()[2].startswith("image 1: WEBP 40x30 ")
+    code, out, _ = run("mcp", "call", "--", PY, str(SERVERS / "content.py"), "svg")
+    assert code == 0
     assert out == (
-        "an animation\n"
         "(image 1 was not sent: its format is not supported)\n"
-        "dropped image 1: GIF unsupported_format (GIF is not carried)\n"
+        "dropped image 1: SVG unsupported_format (SVG is not carried)\n"
     )
     code, out, _ = run("mcp", "call", "--", PY, str(SERVERS / "content.py"), "png_alpha")
     lines = out.splitlines()
     assert lines[0] == "(1 image)"
-    assert lines[1].startswith("image 1: JPEG 200x100 ")
+    assert lines[1].startswith("image 1: WEBP 200x100 ")
     assert lines[1].endswith(" re-encoded from PNG 1 KB")
 
 
@@ -75,10 +79,10 @@ def test_call_in_another_language_and_exit_status_of_an_error() -> None:
 
 
 def test_call_fault_exits_2_with_the_reason() -> None:
-    code, out, _ = run("mcp", "call", "--", "/nonexistent/fuseforks-no-such-server", "x")
-    assert code == 2
-    assert out == (
-        "Tool returned an error: server 'fuseforks-no-such-server' could not be started: "
+    code, out, err = run("mcp", "call", "--", "/nonexistent/fuseforks-no-such-server", "x")
+    assert (code, out) == (2, "")
+    assert err == (
+        "fault: server 'fuseforks-no-such-server' could not be started: "
         "command not found: '/nonexistent/fuseforks-no-such-server'\n"
     )
 
@@ -169,6 +173,22 @@ def test_a_start_timeout_must_be_positive() -> None:
     )
 
 
+def test_call_to_a_url_that_cannot_be_reached_says_so() -> None:
+    from tests.mcp.conftest import free_port
+
+    port = free_port()  # nothing listens there
+    url = f"http://127.0.0.1:{port}/mcp"
+    code, out, err = run("mcp", "call", "--url", url, "anything")
+    assert code == 2
+    assert out == ""
+    assert err.startswith(f"fault: server '127.0.0.1:{port}' could not be reached at {url}: ")
+    assert "Tool returned an error" not in err
+
+
+def test_an_unknown_tool_is_named_as_typed() -> None:
+    code, out, err = run("mcp", "call", "--", PY, str(SERVERS / "content.py"), "no_such_tool")
+    assert (code, out) == (2, "")
+    assert err.startswith("fault: unknown tool 'no_such_tool' (the server offers: text_only, jpeg, ")
 def test_a_reader_that_stops_early_ends_the_listing_quietly(tmp_path: Path) -> None:
     """`mcp tools … | head -2` on a listing longer than a pipe holds: the two lines, then a
     quiet end — no broken-pipe traceback."""

@@ -77,7 +77,7 @@ async def test_png_with_alpha_is_re_encoded_onto_white(hub: ToolHub) -> None:
     (image,) = output.images
     assert (image.path, image.media_type, image.source_format) == (
         "re_encoded",
-        "image/jpeg",
+        "image/webp",  # two colours: a graphic, sent as lossless WebP
         "PNG",
     )
     decoded = Image.open(io.BytesIO(image.data)).convert("RGB")
@@ -88,12 +88,34 @@ async def test_png_with_alpha_is_re_encoded_onto_white(hub: ToolHub) -> None:
     assert right[2] >= 240 and right[0] <= 10 and right[1] <= 10
 
 
-async def test_gif_is_dropped_as_unsupported_with_a_note(hub: ToolHub) -> None:
+async def test_an_animated_gif_sends_its_first_frame_and_says_how_many_there_were(
+    hub: ToolHub,
+) -> None:
     output = await hub.call("content__gif", {}, "en")
-    assert output.text == "an animation\n(image 1 was not sent: its format is not supported)"
-    assert output.images == []
+    assert output.text == (
+        "an animation\n(image 1 is the first frame of an animation of 3 frames)"
+    )
+    (image,) = output.images
+    assert (image.source_format, image.path, image.width, image.height, image.frames) == (
+        "GIF", "re_encoded", 40, 30, 3)
+    assert Image.open(io.BytesIO(image.data)).convert("RGB").getpixel((20, 15)) == (255, 0, 0)
+    assert (await hub.call("content__gif", {}, "ja")).text == (
+        "an animation\n（1 枚目の画像は 3 コマのアニメーションの最初のコマです）")
+
+
+async def test_tiff_pages_and_bmp_are_carried(hub: ToolHub) -> None:
+    output = await hub.call("content__tiff_and_bmp", {}, "en")
+    assert output.text == "(2 images)\n(image 1 is the first page of 2 pages)"
+    assert [(i.source_format, i.width, i.height, i.frames) for i in output.images] == [
+        ("TIFF", 60, 20, 2), ("BMP", 24, 16, 1)]
+    assert output.dropped == []
+
+
+async def test_svg_stays_unsupported_with_a_note(hub: ToolHub) -> None:
+    output = await hub.call("content__svg", {}, "en")
+    assert output.text == "(image 1 was not sent: its format is not supported)"
     assert [(d.reason, d.index, d.source_format) for d in output.dropped] == [
-        ("unsupported_format", 0, "GIF")
+        ("unsupported_format", 0, "SVG")
     ]
 
 
@@ -147,6 +169,27 @@ async def test_embedded_blob_resource_is_noted_never_dumped(hub: ToolHub) -> Non
     assert "c2VjcmV0" not in output.text and "secret" not in output.text
 
 
+async def test_blob_images_go_through_the_image_pipeline_and_text_blobs_read_as_text(
+    hub: ToolHub,
+) -> None:
+    output = await hub.call("content__embedded_blobs", {}, "en")
+    assert output.text == (
+        "files\n[resource file:///shots/red.png]\n[resource file:///cam/blue.jpg]\n"
+        "[resource file:///notes.txt]\nplain notes\nsecond line\n"
+        "[resource file:///old.txt]\ncafé\n"
+        '[resource file:///data.json]\n{"focus": "locked"}\n'
+        "(non-text content was returned (embedded resource); it cannot be carried on this path)"
+    )
+    assert [(i.source_format, i.path) for i in output.images] == [
+        ("PNG", "re_encoded"), ("JPEG", "pass_through")]
+    assert output.images[1].data == pictures.solid_jpeg((0, 0, 255))
+    assert output.image_offsets == [
+        len("files\n[resource file:///shots/red.png]"),
+        len("files\n[resource file:///shots/red.png]\n[resource file:///cam/blue.jpg]"),
+    ]
+    assert "JVBERi" not in output.text and "%PDF" not in output.text
+
+
 async def test_embedded_text_resource_reaches_the_model_as_its_uri_and_text(hub: ToolHub) -> None:
     output = await hub.call("content__embedded_text", {}, "ja")
     assert output == ToolOutput(text="[resource file:///tmp/notes.txt]\ninner notes")
@@ -183,9 +226,14 @@ async def test_long_words_in_a_text_block_arrive_unchanged(hub: ToolHub) -> None
     assert await hub.call("content__long_words", {}, "en") == ToolOutput(text=pictures.LONG_WORDS)
 
 
-async def test_resource_link_becomes_its_uri(hub: ToolHub) -> None:
+async def test_a_link_the_server_cannot_read_keeps_its_label_and_says_so(hub: ToolHub) -> None:
     output = await hub.call("content__resource_link", {}, "en")
-    assert output == ToolOutput(text="see\nfile:///photos/cat.jpg")
+    assert output.text == (
+        "see\n[resource link file:///photos/cat.jpg] cat.jpg (image/jpeg)\n"
+        "(the linked resource was not read: the server could not read it)")
+    assert output.images == []
+    assert [(read.uri, read.outcome, read.digest, read.size) for read in output.reads] == [
+        ("file:///photos/cat.jpg", "failed", None, 0)]
 
 
 async def test_lying_mime_type_is_ignored_format_comes_from_the_bytes(hub: ToolHub) -> None:

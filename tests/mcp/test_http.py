@@ -171,7 +171,8 @@ async def test_an_http_error_at_the_endpoint_is_named_with_its_status(
 
 
 EXPECTED_404 = {
-    "http": "server 'faulty' failed the MCP handshake: Not Found",
+    "http": "server 'faulty' failed the MCP handshake: Not Found; over HTTP+SSE too: server "
+    "'faulty' could not be reached at {url}: Client error '404 Not Found' for url '{url}'",
     "sse": "server 'faulty' could not be reached at {url}: Client error '404 Not Found' for url "
     "'{url}'",
 }
@@ -193,3 +194,15 @@ async def test_an_sse_url_that_is_not_listening_is_unreachable() -> None:
         assert hub.start_faults == {
             "far": f"server 'far' could not be reached at {url}: All connection attempts failed"
         }
+
+
+async def test_a_url_of_the_older_transport_falls_back_from_streamable_http_to_sse(
+    sse_url: str, legacy_url: str,
+) -> None:
+    # Configured as streamable HTTP (the default for a bare "url"), served over HTTP+SSE: the
+    # handshake's POST gets a 4xx, and the same URL is tried over HTTP+SSE.
+    async with ToolHub([http("old", sse_url), http("new", legacy_url)]) as hub:
+        assert hub.start_faults == {}
+        assert hub.transports() == {"old": "sse", "new": "http"}
+        output = await hub.call("old__text_only", {}, "en")
+    assert (output.text, output.fault) == ("line one\nline two", None)

@@ -30,13 +30,13 @@ def test_no_blocks_and_an_empty_text_block_are_both_the_empty_result() -> None:
 
 
 def test_image_count_in_the_image_only_note_counts_sent_images() -> None:
-    content = [image(pictures.solid_jpeg((1, 2, 3))), image(pictures.gif(), "image/gif")]
+    content = [image(pictures.solid_jpeg((1, 2, 3))), image(pictures.SVG, "image/svg+xml")]
     output = render_tool_output(content, False, "en")
     assert output.text == "(1 image)\n(image 2 was not sent: its format is not supported)"
 
 
 def test_all_images_dropped_leaves_only_the_notes_not_the_empty_result() -> None:
-    output = render_tool_output([image(pictures.gif(), "image/gif")], False, "en")
+    output = render_tool_output([image(pictures.SVG, "image/svg+xml")], False, "en")
     assert output.text == "(image 1 was not sent: its format is not supported)"
     assert output.images == []
 
@@ -53,14 +53,14 @@ def test_blocks_keep_their_order_and_notes_follow_the_body() -> None:
     assert output.text == (
         "first\n"
         "(non-text content was returned (audio); it cannot be carried on this path)\n"
-        "https://example.org/a.png\n"
+        "[resource link https://example.org/a.png] a\n"
         "last\n"
         "(image 1 was not sent: it could not be read)"
     )
 
 
 def test_is_error_prefixes_everything_the_model_reads() -> None:
-    content = [TextContent(text="no frame"), image(pictures.gif(), "image/gif")]
+    content = [TextContent(text="no frame"), image(pictures.SVG, "image/svg+xml")]
     output = render_tool_output(content, True, "en")
     assert output.text == (
         "Tool returned an error: no frame\n(image 1 was not sent: its format is not supported)"

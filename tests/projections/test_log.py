@@ -19,6 +19,8 @@ def test_the_log_projection_of_every_event_kind() -> None:
         "llm retry stop: agent=agent_9 round=1 attempt=1 status=400 class=client_error "
         "code=invalid_request",
         "attachment fallback: agent=agent_9 model=m converted=2",
+        "tool resource read: agent=agent_9 round=1 uri=file:///shots/screen.png outcome=read "
+        "bytes=2048",
         "tool image dropped: agent=agent_9 name=t reason=too_many",
         "tool: agent=agent_9 round=1 name=t ok=false body_chars=1 images=2",
         "tool image capped: agent=agent_9 round=3 removed=1 kept=20",
@@ -26,7 +28,8 @@ def test_the_log_projection_of_every_event_kind() -> None:
         "tool image fallback: agent=agent_9 model=m removed=2 outcome=failed",
         "tool repeat: agent=agent_9 round=4 name=t count=3",
         "turn interrupted: agent=agent_9 round=4 cause=SIGTERM during=tools",
-        "turn taken over: agent=agent_9 round=2 worker=worker-b images_lost=2 calls_lost=1",
+        "turn taken over: agent=agent_9 round=2 worker=worker-b from=worker-a images_lost=2 "
+        "calls_lost=1",
         "turn: agent=agent_9 backend=anthropic model=claude-sonnet-5-5 rounds=4 stop=repeat",
         "session: agent=agent_9 client=\"claude-code 2.1.0\" calls=1 stop=closed unanswered=1",
     )

@@ -28,6 +28,7 @@ from fuseforks.events.types import (
     RepeatDetected,
     RequestRefused,
     RequestSent,
+    ResourceRead,
     ResponseReceived,
     ResultSent,
     RoundStarted,
@@ -261,6 +262,8 @@ UNCHANGING: list[TurnEvent] = [
     FallbackSettled(round=1, model="m", removed=1, outcome="ok"),
     TurnInterrupted(round=1, cause="SIGINT", during="tools"),
     TurnNotStarted(agent="a", wire="carrier-pigeon", model="m", language="en", request="r"),
+    ResourceRead(round=1, call_id="c1", uri="file:///notes.txt", outcome="read", digest=D1,
+                 size=3),
 ]
 
 

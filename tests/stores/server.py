@@ -86,12 +86,15 @@ class Server:
             f"SELECT name, current_setting(name) FROM pg_settings WHERE name IN ({names}) "
             "ORDER BY name")}
 
-    def restart(self, down_for: float = 0.0) -> None:
+    def restart(self, down_for: float = 0.0,
+                while_down: Callable[[], None] | None = None) -> None:
         """Stop the server (clients lose their connections) and start it again on the same port
-        and data, as an operator's restart would."""
+        and data, as an operator's restart would; `while_down` runs while it is stopped."""
         if self._stop is None or self._start is None:
             raise RuntimeError(f"{ENV} names a server these tests cannot restart")
         self._stop()
+        if while_down is not None:
+            while_down()
         time.sleep(down_for)
         self._start()
 

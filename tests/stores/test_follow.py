@@ -8,10 +8,12 @@ import threading
 import time
 
 import psycopg
+import pytest
 
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import RoundStarted
 from fuseforks.stores.postgres import PostgresStore
+from fuseforks.stores.postgres_database import IDLE_IN_WRITE
 from fuseforks.stores.store import Position
 from tests.stores.test_postgres_store import Gate, SlowStore, sealed
 
@@ -155,3 +157,31 @@ def test_the_relays_bytes_are_the_envelopes_json_built_without_decoding(pg_url: 
         encoded = store.follow_encoded(None, 1000)
     assert len(encoded) == len(SAMPLES)
     assert encoded == [(position, e.turn_id, e.seq, encode_envelope(e)) for position, e in placed]
+
+
+def test_a_writer_stopped_inside_its_transaction_is_cut_off_and_follow_goes_on(
+        pg_url: str) -> None:
+    """A writing session (connected as the store connects its own) that took a transaction id
+    and then stopped — between its insert and its commit — holds every follower back. The server
+    ends it after `IDLE_IN_WRITE` seconds; then the follower reads what was committed after it."""
+    store = PostgresStore(pg_url)
+    store.append(sealed("before", [RoundStarted(round=1)]))
+    _, at = store.follow(None)
+    stopped = psycopg.connect(pg_url, **store.database.writing())
+    stopped.execute("BEGIN")
+    stopped.execute("SELECT pg_current_xact_id()")  # holds an id, as an insert would
+    held_at = time.monotonic()
+    after = sealed("after", [RoundStarted(round=1)])
+    store.append(after)
+    assert store.follow(at) == ([], at)  # held back by the stopped writer
+    deadline = held_at + 120  # a last resort against a hang, not a speed check
+    while not (events := store.follow(at)[0]):
+        assert time.monotonic() < deadline, "follow never went past the stopped writer"
+        time.sleep(0.05)
+    waited = time.monotonic() - held_at
+    assert events == after
+    with pytest.raises(psycopg.errors.IdleInTransactionSessionTimeout):
+        stopped.execute("SELECT 1")  # the server ended it: that is why follow went on
+    assert waited >= IDLE_IN_WRITE
+    stopped.close()
+    store.close()

@@ -11,17 +11,24 @@ import os
 from pathlib import Path
 from typing import Any
 
+import httpx
+import msgspec
 import pytest
 from click.testing import CliRunner
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.trace.v1.trace_pb2 import Status
 
 from fuseforks.cli import main
+from fuseforks.events.codec import Envelope
+from fuseforks.events.types import ToolCalled, ToolResultRecorded, TurnEnded
+from fuseforks.stores.jsonl import write_stream
 from tests.traces.support import (
     REPLAYS,
     Receiver,
     attributes,
+    cut_and_continue,
     finished,
     recorded,
     span_of,
@@ -169,3 +176,56 @@ def test_replay_otlp_takes_neither_verify_nor_json_nor_another_protocol(
     assert done.stderr == (
         "Error: OTEL_EXPORTER_OTLP_PROTOCOL=grpc: fuseforks sends traces over OTLP/HTTP with "
         "protobuf bodies only; set it to http/protobuf (or leave it unset)\n")
+
+
+def failed_turn() -> list[Envelope]:
+    """p4-anthropic whose tool call failed (the server closed the connection) and whose turn
+    then ended with an error."""
+    turn = [msgspec.structs.replace(e, turn_id="p4-failed") for e in recorded("p4-anthropic")]
+    called = turn[4].event
+    assert isinstance(called, ToolCalled)
+    return cut_and_continue(
+        turn, 5,
+        ("2026-11-30T00:00:00.060Z", ToolResultRecorded(
+            round=1, call_id=called.call_id, name=called.name, ok=False,
+            body="Tool returned an error: server 'cam' closed the connection during the call",
+            fault="server 'cam' closed the connection during the call")),
+        ("2026-11-30T00:00:00.070Z", TurnEnded(rounds=1, stop="error",
+                                               error="the provider could not be reached")))
+
+
+def test_export_otlp_writes_protobuf_a_receiver_takes(two_turns: Path, tmp_path: Path) -> None:
+    failed = tmp_path / "failed.jsonl"
+    write_stream(failed_turn(), failed.open("wb"))
+    stream = tmp_path / "three.jsonl"
+    stream.write_bytes(two_turns.read_bytes() + failed.read_bytes())
+    out = tmp_path / "traces.pb"
+    done = run("export", str(stream), "--format", "otlp", "-o", str(out))
+    assert done.exit_code == 0, done.output
+    body = out.read_bytes()
+    with Receiver() as receiver:
+        answer = httpx.post(f"{receiver.endpoint}/v1/traces", content=body,
+                            headers={"Content-Type": "application/x-protobuf"})
+    assert answer.status_code == 200
+    assert receiver.seen == [("/v1/traces", "application/x-protobuf")]
+    (request,) = receiver.requests
+    expected = [span for turn in (recorded(TURNS[0]), recorded(TURNS[1]), failed_turn())
+                for span in encode_spans(finished(turn)).resource_spans[0].scope_spans[0].spans]
+    def ordered(spans: Any) -> list[Any]:
+        return sorted(spans, key=lambda span: (span.trace_id, span.span_id))
+
+    assert ordered(request.resource_spans[0].scope_spans[0].spans) == ordered(expected)
+    assert done.stderr.splitlines() == [
+        f"exported 3 turn(s) as OTLP protobuf ({len(expected)} spans, {len(body):,} bytes) "
+        f"to {out}"]
+
+    spans = {(span.trace_id.hex(), span.name): span for span in receiver.spans()}
+    failed_trace = trace_of("p4-failed")
+    tool = next(s for (t, name), s in spans.items() if t == failed_trace
+                and name.startswith("execute_tool") and s.status.code == Status.STATUS_CODE_ERROR)
+    assert (tool.status.message, attributes(tool.attributes)["error.type"]) == (
+        "server 'cam' closed the connection during the call", "tool_error")
+    root = next(s for (t, name), s in spans.items() if t == failed_trace
+                and name.startswith("invoke_agent") and s.status.code == Status.STATUS_CODE_ERROR)
+    assert (root.status.message, attributes(root.attributes)["error.type"]) == (
+        "the provider could not be reached", "_OTHER")

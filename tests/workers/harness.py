@@ -28,6 +28,8 @@ WIRES = ("anthropic", "openai-compat", "gemini", "openai-responses")
 MODELS = {"anthropic": "claude-sonnet-5-5", "openai-compat": "gpt-oss-120b",
           "gemini": "gemini-3.8-flash", "openai-responses": "gpt-6-sol"}
 
+SHUTTER = Path(__file__).with_name("shutter.py")
+RELAYING = "relaying the store's events to the bus"
 KEYS = {"ANTHROPIC_API_KEY": "sk-ant-worker", "OPENAI_API_KEY": "sk-worker",
         "GEMINI_API_KEY": "g-worker", "XAI_API_KEY": "x-worker", "META_API_KEY": "m-worker",
         "PERPLEXITY_API_KEY": "p-worker"}
@@ -36,9 +38,14 @@ KEYS = {"ANTHROPIC_API_KEY": "sk-ant-worker", "OPENAI_API_KEY": "sk-worker",
 
 class Cluster:
     def __init__(self, pg_url: str, nats_url: str, root: Path, *, latency: float = 0.0,
-                 exposure: float = 0.0, rounds: int = 1, concurrency: int = 4) -> None:
+                 exposure: float = 0.0, rounds: int = 1, concurrency: int = 4,
+                 shutter: bool = False) -> None:
+        """`shutter`: the workers' camera is `tests/workers/shutter.py`, which counts its frames
+        in one file for every worker and hands each back only once the test opens its gate
+        (`open_shutter`)."""
         self.pg_url, self.nats_url, self.root = pg_url, nats_url, root
         self.latency, self.exposure, self.rounds = latency, exposure, rounds
+        self.shutter = shutter
         self.concurrency = concurrency
         self.record_dir = root / "requests"
         self.workers: dict[str, subprocess.Popen[str]] = {}
@@ -61,8 +68,13 @@ class Cluster:
         camera = [sys.executable, "-m", "fuseforks.demo.camera"]
         if self.exposure:
             camera += ["--exposure", str(self.exposure)]
-        (self.root / "mcp.json").write_text(json.dumps(
-            {"mcpServers": {"nik": {"command": camera[0], "args": camera[1:]}}}))
+        server: dict[str, object] = {"command": camera[0], "args": camera[1:]}
+        if self.shutter:
+            server = {"command": sys.executable, "args": [str(SHUTTER)],
+                      "env": {"SHUTTER_COUNT": str(self.root / "shutter.count"),
+                              "SHUTTER_GATE": str(self.root / "shutter.gate"),
+                              "PYTHONPATH": str(SHUTTER.parents[2])}}
+        (self.root / "mcp.json").write_text(json.dumps({"mcpServers": {"nik": server}}))
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
@@ -72,7 +84,7 @@ class Cluster:
                 process.kill()
                 process.wait(timeout=20)
 
-    def start_worker(self, name: str, *extra: str) -> subprocess.Popen[str]:
+    def start_worker(self, name: str, *extra: str, wait: bool = True) -> subprocess.Popen[str]:
         command = [sys.executable, "-m", "fuseforks", "worker", "--db", self.pg_url,
                    "--nats", self.nats_url, "--mcp-config", str(self.root / "mcp.json"),
                    "--concurrency", str(self.concurrency), "--name", name, *extra]
@@ -82,8 +94,29 @@ class Cluster:
         process = processes.spawn(command, stdout=subprocess.DEVNULL, stderr=log, text=True,
                                    env={**os.environ, **KEYS, "PYTHONUNBUFFERED": "1"})
         self.workers[name] = process
-        self.wait_for(lambda: "ready" in self.stderr(name), 60, f"worker {name} to start")
+        if wait:
+            self.wait_for(lambda: "ready" in self.stderr(name), 60, f"worker {name} to start")
         return process
+
+    def start_workers(self, *names: str) -> None:
+        """Start workers side by side, each ready when this returns (which of them relays is
+        whichever took the lease first)."""
+        for name in names:
+            self.start_worker(name, wait=False)
+        for name in names:
+            self.wait_for(lambda n=name: "ready" in self.stderr(n), 60, f"worker {name} to start")
+
+    def relaying(self) -> list[str]:
+        """The workers that have said they relay the store's events, in the order named."""
+        return [name for name in self.workers if RELAYING in self.stderr(name)]
+
+    def shots(self) -> int:
+        """Frames the shutter camera has taken, on every worker."""
+        count = self.root / "shutter.count"
+        return len(count.read_text().splitlines()) if count.exists() else 0
+
+    def open_shutter(self) -> None:
+        (self.root / "shutter.gate").touch()
 
     def stderr(self, name: str) -> str:
         return (self.root / f"{name}.err").read_text()

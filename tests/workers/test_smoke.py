@@ -98,7 +98,7 @@ def test_sigterm_hands_a_running_turn_back_and_another_worker_finishes_it(
         cluster.wait_for(lambda: cluster.counts() == (1, 0), 60, "the turn to start")
         cluster.kill("w1", signal.SIGTERM)
         assert cluster.workers["w1"].wait(timeout=30) == 0, cluster.stderr("w1")
-        assert "handing back 1 running turns" in cluster.stderr("w1")
+        assert "handing back 1 running turns: turn-handed-back\n" in cluster.stderr("w1")
         kept = cluster.turns()["turn-handed-back"]
         assert not isinstance(kept[-1].event, TurnEnded)  # handed back: no end recorded
         cluster.start_worker("w2")
@@ -119,7 +119,7 @@ def test_a_turn_another_worker_holds_is_not_run_twice(
     request = WorkRequest(turn_id="turn-held", wire="anthropic", model="claude-sonnet-5-5",
                           request="Look at the camera.", agent="held")
     with Cluster(pg_url, nats.url, tmp_path) as cluster:
-        held = Locks(pg_url).try_lead("turn:turn-held")  # as the first worker's lock would be
+        held = Locks(pg_url).try_take("turn:turn-held")  # as the first worker's lock would be
         assert held is not None
         cluster.start_worker("w1")
         cluster.submit([request])

@@ -64,8 +64,20 @@ def png_alpha() -> CallToolResult:
 
 @server.tool()
 def gif() -> CallToolResult:
-    """A GIF: recognised but not carried."""
+    """An animated GIF of three frames."""
     return _result(TextContent(text="an animation"), _image(pictures.gif(), "image/gif"))
+
+
+@server.tool()
+def tiff_and_bmp() -> CallToolResult:
+    """A TIFF of two pages and a BMP, as FastMCP's `Image(format=...)` sends them."""
+    return _result(_image(pictures.tiff(), "image/tiff"), _image(pictures.bmp(), "image/bmp"))
+
+
+@server.tool()
+def svg() -> CallToolResult:
+    """An SVG image block: markup, not carried as a picture."""
+    return _result(_image(pictures.SVG, "image/svg+xml"))
 
 
 @server.tool()
@@ -119,6 +131,25 @@ def embedded_blob() -> CallToolResult:
     return _result(TextContent(text="raw data"), EmbeddedResource(resource=blob))
 
 
+def _blob(uri: str, data: bytes, mime_type: str | None) -> EmbeddedResource:
+    blob = base64.b64encode(data).decode("ascii")
+    return EmbeddedResource(resource=BlobResourceContents(uri=uri, mime_type=mime_type, blob=blob))
+
+
+@server.tool()
+def embedded_blobs() -> CallToolResult:
+    """Blob resources: a PNG, a JPEG without a type, plain text, Latin-1 text, JSON, a PDF."""
+    return _result(
+        TextContent(text="files"),
+        _blob("file:///shots/red.png", pictures.png_with_alpha(), "image/png"),
+        _blob("file:///cam/blue.jpg", pictures.solid_jpeg((0, 0, 255)), None),
+        _blob("file:///notes.txt", b"plain notes\nsecond line", "text/plain"),
+        _blob("file:///old.txt", "café".encode("latin-1"), "text/plain; charset=ISO-8859-1"),
+        _blob("file:///data.json", b'{"focus": "locked"}', "application/json"),
+        _blob("file:///doc.pdf", b"%PDF-1.7\n%binary", "application/pdf"),
+    )
+
+
 @server.tool()
 def embedded_text() -> CallToolResult:
     """An embedded text resource."""
@@ -156,11 +187,11 @@ def interleaved() -> CallToolResult:
 
 @server.tool()
 def interleaved_with_drops() -> CallToolResult:
-    """Image, text, a GIF (dropped), text, image, image: positions of the kept images only."""
+    """Image, text, an SVG (dropped), text, image, image: positions of the kept images only."""
     return _result(
         _image(pictures.solid_jpeg((255, 0, 0)), "image/jpeg"),
         TextContent(text="one"),
-        _image(pictures.gif(), "image/gif"),
+        _image(pictures.SVG, "image/svg+xml"),
         TextContent(text="two"),
         _image(pictures.solid_jpeg((0, 255, 0)), "image/jpeg"),
         _image(pictures.solid_jpeg((0, 0, 255)), "image/jpeg"),

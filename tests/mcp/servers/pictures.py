@@ -36,7 +36,22 @@ def png_with_alpha() -> bytes:
 
 
 def gif() -> bytes:
-    return _save(Image.new("P", (40, 30), 3), "GIF")
+    """An animated 40x30 GIF of three frames: red, green, blue."""
+    first, *rest = (Image.new("RGB", (40, 30), c) for c in ((255, 0, 0), (0, 255, 0), (0, 0, 255)))
+    return _save(first, "GIF", save_all=True, append_images=rest, duration=100, loop=0)
+
+
+def tiff() -> bytes:
+    """A TIFF of two 60x20 pages: yellow, then blue."""
+    first, second = (Image.new("RGB", (60, 20), c) for c in ((255, 255, 0), (0, 0, 255)))
+    return _save(first, "TIFF", save_all=True, append_images=[second])
+
+
+def bmp() -> bytes:
+    return _save(Image.new("RGB", (24, 16), (0, 128, 0)), "BMP")
+
+
+SVG = b'<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>'
 
 
 @functools.cache

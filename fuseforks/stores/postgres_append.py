@@ -1,0 +1,83 @@
+"""An append to the PostgreSQL store when the server can go away for a moment: how long it keeps
+trying, and how a round whose commit went unanswered is settled.
+
+A connection lost before the round's COMMIT was sent leaves nothing of the round on the server
+(it rolls the transaction back), so the round is tried again, on a new connection, within the
+store's patience (`APPEND_PATIENCE`). Lost while committing, the round is stored whole or not at
+all, and only the server knows which: the store reads the round's seqs back before it tries again
+(absent) or returns (stored as sent). A round that is tried again never lands twice: the turn's
+primary key refuses a second copy, and a copy refused so is read back as the store's own.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+APPEND_PATIENCE = 15.0
+"""Seconds an append whose connection was lost keeps trying on new connections (waiting 0.1 s,
+then twice as long each time, at most 1 s) before it gives up: a server restart or a network
+blip of a few seconds costs a turn nothing, and the turn keeps its place meanwhile. After that
+the append fails and the turn stops before its next side effect."""
+POOL_WAIT = 2.0
+"""Seconds an append waits for a pooled connection before it tries on a new one (every pooled
+connection may be broken at once, and the pool reconnects at its own pace)."""
+INSERT_TIMEOUT = 5.0
+"""Seconds an append's insert may run before the server cancels it (`statement_timeout`, for
+that transaction only). With `IDLE_IN_WRITE` it bounds how long one of the store's transactions
+can hold followers back: at most 5 s inside its insert, then 2 s before its commit."""
+
+
+class Patience:
+    """Tries again within `seconds` of the first failure: after 0.1 s, then twice as long each
+    time, at most 1 s between tries."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.tries = 0
+        self._deadline = time.monotonic() + seconds
+        self._delay = 0.1
+
+    def left(self) -> float:
+        return max(0.0, self._deadline - time.monotonic())
+
+    def retry(self) -> bool:
+        """Wait for the next try and say yes, or say no when it would come too late."""
+        if time.monotonic() + self._delay > self._deadline:
+            return False
+        time.sleep(self._delay)
+        self._delay = min(self._delay * 2, 1.0)
+        self.tries += 1
+        return True
+
+
+def connect_timeout(patience: Patience) -> int:
+    """A connect timeout within what is left of an append's patience (libpq counts whole
+    seconds, at least 2)."""
+    return max(2, int(patience.left() + 0.999))
+
+
+@dataclass(slots=True)
+class Attempt:
+    """How one try at an append's transaction went."""
+
+    inserted: int = 0
+    committing: bool = False
+    """COMMIT was sent: if the connection was lost now, the round may be stored."""
+    raced: bool = False
+    failure: psycopg.OperationalError | None = None
+
+
+def settled(first: int, bodies: Sequence[str], rows: Sequence[Any]) -> bool | None:
+    """Whether a round (its first seq, its bodies) is stored, from the rows stored at its seqs:
+    True when they are its events as sent, False when there are none, None when they are
+    someone else's."""
+    if not rows:
+        return False
+    if [(seq, body) for seq, body in rows] == list(enumerate(bodies, start=first)):
+        return True
+    return None

@@ -1,0 +1,128 @@
+"""An append whose connection is lost: before its commit it is tried again on new connections
+for as long as the store's patience lasts; while committing, the store reads back whether the
+round is stored before it tries again or gives up. Never a round twice, never a round lost
+without saying so."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import psycopg
+import pytest
+
+from fuseforks.core.errors import StoreError
+from fuseforks.events.types import RoundStarted
+from fuseforks.stores.postgres import PostgresStore
+from tests.stores.server import PASSWORD
+from tests.stores.test_postgres_store import (
+    Gate,
+    SlowStore,
+    name_of,
+    sealed,
+    terminate_at_gate,
+    wait_gone,
+)
+
+
+def terminate_until(gate: Gate, stop: threading.Event) -> threading.Thread:
+    """Terminate the backend of every append that waits at the gate, until `stop` is set."""
+
+    def terminate() -> None:
+        with psycopg.connect(gate.url, autocommit=True) as connection:
+            while not stop.is_set():
+                rows = connection.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = %s AND wait_event_type = "
+                    "'Lock' AND query LIKE 'SELECT pg_advisory_xact_lock_shared%%'",
+                    [gate.database]).fetchall()
+                for (pid,) in rows:
+                    connection.execute("SELECT pg_terminate_backend(%s)", [pid])
+                    wait_gone(gate.url, pid)
+                time.sleep(0.01)
+
+    return threading.Thread(target=terminate)
+
+
+def test_a_round_lost_before_its_commit_is_tried_again_until_it_is_stored(pg_url: str) -> None:
+    """A server restart breaks every connection at once, and the server may stay away for a
+    while: the round, of which nothing was stored, goes again on new connections and is stored
+    once."""
+    store = SlowStore(pg_url)
+    store.append(sealed("t1", [RoundStarted(round=1)]))
+    store.gated = True
+    with Gate(pg_url) as gate:
+        killer = terminate_at_gate(gate, 3, then_open=True)
+        killer.start()
+        store.append(sealed("t1", [RoundStarted(round=2), RoundStarted(round=3)], 1))
+        killer.join()
+    assert [(e.seq, e.event) for e in store.read("t1")] == [
+        (1, RoundStarted(round=1)), (2, RoundStarted(round=2)), (3, RoundStarted(round=3))]
+    store.close()
+
+
+def test_an_append_that_keeps_losing_its_connection_gives_up_and_stores_nothing(
+        pg_url: str) -> None:
+    store = SlowStore(pg_url)
+    store.append_patience = 1.0
+    kept = sealed("t1", [RoundStarted(round=1)])
+    store.append(kept)
+    store.gated = True
+    stop = threading.Event()
+    with Gate(pg_url) as gate, pytest.raises(StoreError) as caught:
+        killer = terminate_until(gate, stop)
+        killer.start()
+        began = time.monotonic()
+        try:
+            store.append(sealed("t1", [RoundStarted(round=2), RoundStarted(round=3)], 1))
+        finally:
+            stop.set()
+            killer.join()
+    assert time.monotonic() - began >= 0.7  # it kept trying, 0.1 + 0.2 + 0.4 s apart at least
+    message = str(caught.value)
+    assert message.startswith(
+        f"{name_of(pg_url)}: append failed: the connection was lost before turn t1 seq 2-3 was "
+        "committed; nothing of it was stored (")
+    assert "\n" not in message and PASSWORD not in message
+    store.gated = False
+    assert store.read("t1") == kept
+    store.append(sealed("t1", [RoundStarted(round=2)], 1))  # a new connection, the same store
+    assert [e.seq for e in store.read("t1")] == [1, 2]
+    store.close()
+
+
+class LostCommit(PostgresStore):
+    """Loses the connection of its first commit: after the server committed (`committed`), or
+    before the commit reached it."""
+
+    committed = True
+    lost = 0
+
+    def _commit(self, connection: psycopg.Connection[Any]) -> None:
+        if self.lost:
+            return super()._commit(connection)
+        self.lost += 1
+        if self.committed:
+            super()._commit(connection)
+            connection.close()
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+        with psycopg.connect(self.url, autocommit=True) as other:
+            other.execute("SELECT pg_terminate_backend(%s)", [connection.info.backend_pid])
+        wait_gone(self.url, connection.info.backend_pid)
+        return super()._commit(connection)  # lost: the server never saw it
+
+
+@pytest.mark.parametrize("committed", [True, False], ids=["committed", "not-committed"])
+def test_a_commit_whose_answer_was_lost_is_settled_by_reading_the_turn(
+        pg_url: str, committed: bool) -> None:
+    """Whether the server committed is read back: a round it committed is not written again
+    (no `ConcurrencyError`, no copy); a round it did not is tried again and stored once."""
+    store = LostCommit(pg_url)
+    store.committed = committed
+    round_ = sealed("t1", [RoundStarted(round=1), RoundStarted(round=2)])
+    store.append(round_)
+    assert store.lost == 1
+    assert store.read("t1") == round_
+    store.append(sealed("t1", [RoundStarted(round=3)], 2))  # the turn goes on
+    assert [e.seq for e in store.read("t1")] == [1, 2, 3]
+    store.close()
