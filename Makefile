@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: demo test bench cluster clean
+.PHONY: demo test bench bench-peers cluster clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,5 +45,19 @@ cluster: $(VENV)/.installed-cluster
 bench: $(VENV)/.installed-test
 	$(BIN)/python -m benchmarks
 
+# fuseforks beside the peer frameworks (benchmarks/bench_peers.py), in a venv of their own with the
+# peers' pinned versions; not part of `make test` or `make bench`. ARGS="--turns 8" for a short run.
+PEERS_VENV := .venv-peers
+PEERS_REQUIREMENTS := benchmarks/peers/requirements.txt
+
+$(PEERS_VENV)/.installed: pyproject.toml $(PEERS_REQUIREMENTS)
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(PEERS_VENV)/bin/python -m pip install --quiet -r $(PEERS_REQUIREMENTS) -e '.[cluster]'
+	touch $@
+
+bench-peers: $(PEERS_VENV)/.installed
+	$(PEERS_VENV)/bin/python -m benchmarks.bench_peers $(ARGS)
+
 clean:
-	rm -rf $(VENV) fuseforks.db fuseforks.db-wal fuseforks.db-shm fuseforks-cluster
+	rm -rf $(VENV) $(PEERS_VENV) fuseforks.db fuseforks.db-wal fuseforks.db-shm fuseforks-cluster

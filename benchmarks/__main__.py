@@ -12,10 +12,15 @@ import sys
 
 import benchmarks
 
+OWN_VENV = {"bench_peers"}
+"""Benchmarks that need packages of their own (`make bench-peers` builds their venv): run only
+when named."""
+
 
 def main(argv: list[str]) -> int:
     names = argv or sorted(
-        m.name for m in pkgutil.iter_modules(benchmarks.__path__) if m.name.startswith("bench_")
+        m.name for m in pkgutil.iter_modules(benchmarks.__path__)
+        if m.name.startswith("bench_") and m.name not in OWN_VENV
     )
     failed = 0
     for name in names:

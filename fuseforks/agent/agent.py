@@ -8,7 +8,8 @@ lifetimes: enter it with `async with`, run turns, leave it. Whatever it was give
 A turn belongs to a conversation. `run(request, conversation=...)` sends the conversation's
 earlier exchanges — request and final answer, text only — within the history budget, and the
 turn's record holds exactly what it sent. Turns of one conversation run one after another (a lock
-per conversation); turns of different conversations run concurrently.
+per conversation, kept only while one of its turns runs or waits); turns of different
+conversations run concurrently.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 
+from fuseforks.agent.locks import ConversationLocks
 from fuseforks.agent.progress import Progress, ProgressModel, ProgressTools, progress_line
 from fuseforks.agent.result import TurnResult, turn_result
 from fuseforks.agent.secrets import known_secrets
@@ -72,9 +74,17 @@ McpServers = str | Path | Mapping[str, Any] | Sequence[ServerConfig] | None
 class Conversation:
     """A conversation of an agent: run turns in it; its turns are read back from the store."""
 
-    def __init__(self, agent: Agent, conversation_id: str) -> None:
+    def __init__(self, agent: Agent, conversation_id: str, *, new: bool = False) -> None:
         self.agent = agent
         self.id = conversation_id
+        self._new = new
+        """The agent made this id and no turn of it has started yet: the store holds nothing of
+        it, and its first turn need not read its history."""
+
+    def _start_turn(self) -> bool:
+        """Whether the turn starting now is the conversation's first (called under its lock)."""
+        first, self._new = self._new, False
+        return first
 
     async def run(self, request: str, *, on_text: OnText | None = None) -> TurnResult:
         return await self.agent.run(request, conversation=self, on_text=on_text)
@@ -146,7 +156,7 @@ class Agent(anyio.AsyncContextManagerMixin):
         self._clock = clock
         self._known: list[Capability] = []
         self._tracer_provider = tracer_provider
-        self._locks: dict[str, anyio.Lock] = {}
+        self._locks = ConversationLocks()
         self._running: set[Turn] = set()
         self._store: EventStore | None = None
         self._bus: Bus | None = None
@@ -202,7 +212,9 @@ class Agent(anyio.AsyncContextManagerMixin):
 
     def conversation(self, conversation_id: str | None = None) -> Conversation:
         """A new conversation, or the one with `conversation_id` (continued from the store)."""
-        return Conversation(self, conversation_id or f"conv-{uuid.uuid4().hex}")
+        if conversation_id:
+            return Conversation(self, conversation_id)
+        return Conversation(self, f"conv-{uuid.uuid4().hex}", new=True)
 
     async def conversation_turns(self, conversation_id: str) -> list[ConversationTurn]:
         store = self._require(self._store)
@@ -220,15 +232,16 @@ class Agent(anyio.AsyncContextManagerMixin):
         is the same as without them."""
         bus, tools, live = self._require(self._bus), self._require(self._tools), self._live
         assert live is not None
-        if isinstance(conversation, Conversation):
-            conversation_id = conversation.id
-        else:
-            conversation_id = conversation or self.conversation().id
-        lock = self._locks.setdefault(conversation_id, anyio.Lock())
-        async with lock:
+        if not isinstance(conversation, Conversation):
+            conversation = self.conversation(conversation)
+        conversation_id = conversation.id
+        async with self._locks.hold(conversation_id):
             settings = self.settings
-            exchanges, dropped = history(await self.conversation_turns(conversation_id),
-                                         settings.history)
+            # A conversation this agent just made has no turns to read: its first turn starts
+            # without a store read (a read of every turn's start, on a store that keeps many).
+            earlier = [] if conversation._start_turn() else await self.conversation_turns(
+                conversation_id)
+            exchanges, dropped = history(earlier, settings.history)
             spec = TurnSpec(placement=self._start_placement(live),
                             agent=settings.name, request=request, language=settings.language,
                             system=settings.system, max_rounds=settings.max_rounds,
@@ -274,8 +287,7 @@ class Agent(anyio.AsyncContextManagerMixin):
         started = recorded[0].event
         conversation_id = started.conversation_id if isinstance(started, TurnStarted) else ""
         model, port = self._ports(live, tools)
-        lock = self._locks.setdefault(conversation_id or turn_id, anyio.Lock())
-        async with lock:
+        async with self._locks.hold(conversation_id or turn_id):
             bus.forget(turn_id)  # whatever failed before, the turn goes on from its record
             turn = resume(recorded, model, port,
                           worker=worker or self.settings.worker or self.settings.name,

@@ -35,6 +35,11 @@ def leashed(command: list[str], *, signal: int = _SIGKILL) -> list[str]:
 
 def binder(*, signal: int = _SIGKILL) -> Callable[[], None]:
     """A `preexec_fn` binding the child to this process's life (see the module's docstring)."""
+    if sys.platform.startswith("linux"):
+        # Imported here, in the parent: the child runs the binding after its change of user, and
+        # that user may not be allowed to read this interpreter's modules (one installed under
+        # root's home, say) — an import there fails the start.
+        import ctypes  # noqa: F401
     parent = os.getpid()
     return lambda: _bind_to_parent(parent, signal)
 
