@@ -33,7 +33,7 @@ test: $(VENV)/.installed-test | $(CHROMIUM)
 	$(BIN)/ruff check fuseforks tests benchmarks
 	$(BIN)/mypy fuseforks
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 $(VENV)/.installed-cluster: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[cluster]'
