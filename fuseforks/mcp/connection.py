@@ -45,7 +45,6 @@ from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, T
 from mcp.types import (
     CallToolResult,
     Implementation,
-    ReadResourceResult,
     ServerCapabilities,
     Tool,
 )
@@ -234,13 +233,6 @@ class Connection:
         """The server declared the resources capability at its handshake."""
         client = self._client
         return client is not None and client.server_capabilities.resources is not None
-
-    async def read_resource(self, uri: str) -> ReadResourceResult:
-        """`resources/read` on this server; raises what the session raises."""
-        client = self._client
-        if client is None:
-            raise ConnectionError(f"server {self.name!r} is not connected")
-        return await client.read_resource(uri)
 
     async def _run(
         self, transport: Transport, *,

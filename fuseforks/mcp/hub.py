@@ -19,6 +19,7 @@ server that hung once may hang for every later call).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 from collections.abc import AsyncGenerator, Callable, Sequence
@@ -29,7 +30,7 @@ import anyio
 import msgspec
 from anyio.abc import TaskGroup
 from mcp.shared.dispatcher import ProgressFnT
-from mcp.types import CallToolResult, ContentBlock, TextContent, Tool
+from mcp.types import CallToolResult, ContentBlock, ReadResourceResult, TextContent, Tool
 
 from fuseforks.core.names import Language, parse_language
 from fuseforks.mcp import faults
@@ -308,11 +309,23 @@ class ToolHub(anyio.AsyncContextManagerMixin):
     async def _render(self, result: CallToolResult, language: Language,
                       connection: Connection | None) -> ToolOutput:
         content = result_content(result)
-        reader = (connection.read_resource
-                  if connection is not None and connection.serves_resources else None)
+        reader = None
+        if connection is not None and connection.serves_resources:
+            reader = functools.partial(self._read_link, connection)
         content, reads = await read_links(content, reader, language,
                                           seconds=self._link_seconds)
         return await render_tool_output_async(content, result.is_error, language, reads=reads)
+
+    async def _read_link(self, connection: Connection, uri: str) -> ReadResourceResult:
+        """`resources/read` of a linked resource, fresh (never from the SDK's cache: a link to
+        `latest.png` means the latest), on the same request path as every other request, so a
+        read that kills the connection restarts the server before its next call."""
+        outcome = await connection.request(uri, lambda client: client.read_resource(
+            uri, cache_mode="bypass"))
+        if isinstance(outcome, CallFault):
+            self.note_fault(connection.name, outcome)
+            raise ConnectionError(outcome.reason)
+        return outcome
 
     def _faulted(self, name: str, reason: str) -> str:
         logger.warning("mcp fault: tool=%s reason=%s", name, reason)
