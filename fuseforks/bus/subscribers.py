@@ -14,8 +14,9 @@ from fuseforks.stores.store import TurnLog
 
 
 class StoreWriter:
-    """Appends each batch (the events up to a side effect) to the store as one transaction, off
-    the event loop. Pass it as a required subscriber: then a batch is durable when `publish`
+    """Appends each batch (the events up to a side effect) to the store as one transaction: on
+    the event loop when the store can commit without waiting (`TurnLog.append_now`), else in a
+    worker thread. Pass it as a required subscriber: then a batch is durable when `publish`
     returns."""
 
     name = "event store"
@@ -24,7 +25,8 @@ class StoreWriter:
         self.store = store
 
     async def handle(self, batch: Batch) -> None:
-        await anyio.to_thread.run_sync(self.store.append, list(batch))
+        if not self.store.append_now(batch):
+            await anyio.to_thread.run_sync(self.store.append, batch)
 
 
 class LogWriter:

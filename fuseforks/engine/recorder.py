@@ -20,7 +20,7 @@ import anyio
 
 from fuseforks.core.errors import PrefixDiverged
 from fuseforks.events.codec import Envelope
-from fuseforks.events.sequencer import Clock, Sequencer
+from fuseforks.events.sequencer import Clock, Sealed, Sequencer
 from fuseforks.events.types import JpegResent, LlmRetried, LlmRetryStopped, TurnEvent
 from fuseforks.ports.notices import JpegResendNotice, RetryNotice, RetryStop
 from fuseforks.projections.turn_state import TurnState, evolve_turn
@@ -41,6 +41,8 @@ class Ledger:
         self._sequencer = Sequencer(turn_id, clock)
         self._publish = publish
         self._unpublished = 0
+        self._bodies: list[bytes | None] = []
+        """The vetted bodies of the envelopes not yet published (see `Sealed`)."""
         self._committing = anyio.Lock()
 
     @property
@@ -50,10 +52,11 @@ class Ledger:
 
     def append(self, event: TurnEvent) -> Envelope:
         """Seal `event` as the record's next envelope, to be published by the next commit."""
-        (envelope,) = self._sequencer.seal([event])
-        self.history.append(envelope)
+        sealed = self._sequencer.seal([event])
+        self.history += sealed
+        self._bodies += sealed.bodies
         self._unpublished += 1
-        return envelope
+        return sealed[0]
 
     async def commit(self) -> None:
         """Make every emitted event durable; raises `RecordingFailed` if the record refused it.
@@ -63,8 +66,8 @@ class Ledger:
             async with self._committing:
                 if not self._unpublished:
                     return
-                batch = self.history[-self._unpublished :]
-                self._unpublished = 0
+                batch = Sealed(self.history[-self._unpublished :], self._bodies)
+                self._unpublished, self._bodies = 0, []
                 if self._publish is not None:
                     await self._publish(batch)
 

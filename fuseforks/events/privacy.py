@@ -511,6 +511,8 @@ def _span_end(text: str, start: int) -> int:
 def media_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, what) of each piece of media in `text`, in order, never overlapping."""
     found: list[tuple[int, int, str]] = []
+    if len(text) < _MIN_MEDIA_CHARS:
+        return found
     if len(text) >= BLOB_RUN_CHARS:
         for blob in _BLOB_RUN.finditer(text):
             pad = _PADDING_AT.match(text, blob.end())
@@ -579,31 +581,43 @@ within its first characters), so a hex run needs no closer look."""
 def find_pixel_leak(body: bytes) -> str | None:
     """The first piece of media in any string of an encoded event (JSON), in words, or None.
 
-    Every event is checked when it is sealed and again when a store takes it, so the common case
-    is fast: JSON writes base64 characters as they are, so when no run of `_QUICK_RUN_CHARS`
+    Every event is checked when it is sealed (and an envelope a store did not see sealed, when
+    the store takes it), so the common case is fast: JSON writes base64 characters as they are, so when no run of `_QUICK_RUN_CHARS`
     base64 characters in the whole JSON holds a signature's spelling (hex digests never do) and
     nothing is long enough to be a blob, there is no media, without looking at each string."""
     raw = body.decode("utf-8", "replace")
-    if len(raw) < BLOB_RUN_CHARS and not any(
-        _CANDIDATE.search(raw, run.start(), run.end())
-        for run in _QUICK_RUN.finditer(raw) if not _HEX.fullmatch(run.group())
-    ):
+    if not _may_hold_media(raw):
         return None
     try:
         document = msgspec.json.decode(body)
     except msgspec.DecodeError:
         document = body.decode("utf-8", "replace")
     for text in _strings(document):
+        # the same quick look, string by string: a tool's name (`cam__live_view_image` spells
+        # the start of an MP3 frame) sends the whole body here, not each of its strings
+        if len(text) < _MIN_MEDIA_CHARS or not _may_hold_media(text):
+            continue
         leak = find_media(text)
         if leak is not None:
             return leak
     return None
 
 
-def assert_no_pixels(event: TurnEvent) -> None:
-    leak = find_pixel_leak(encode_event(event))
+def _may_hold_media(text: str) -> bool:
+    """False when no run of `_QUICK_RUN_CHARS` base64 characters in `text` holds a signature's
+    spelling (hex runs never do) and nothing is long enough to be a blob."""
+    return len(text) >= BLOB_RUN_CHARS or any(
+        _CANDIDATE.search(text, run.start(), run.end())
+        for run in _QUICK_RUN.finditer(text) if not _HEX.fullmatch(run.group()))
+
+
+def vetted_body(event: TurnEvent) -> bytes:
+    """The event's JSON body, as a store keeps it; `PixelLeakError` when it holds pixels."""
+    body = encode_event(event)
+    leak = find_pixel_leak(body)
     if leak is not None:
         raise PixelLeakError(f"refusing to record {type(event).__name__}: it holds {leak}")
+    return body
 
 
 def elide_base64(text: str) -> str:

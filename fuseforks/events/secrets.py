@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 import msgspec
 
 from fuseforks.events.codec import Envelope, encode_event
+from fuseforks.events.sequencer import Sealed
 from fuseforks.events.types import TurnEvent
 
 MIN_LENGTH = 8
@@ -41,12 +42,14 @@ class Secrets:
     def __len__(self) -> int:
         return len(self._pairs)
 
-    def event(self, event: TurnEvent) -> TurnEvent:
+    def event(self, event: TurnEvent, body: bytes | None = None) -> TurnEvent:
         """`event` with every known secret replaced in its texts (the same object when it holds
-        none). One encoding tells whether any is there; only then are its texts rewritten."""
+        none). One encoding (`body`, when the caller has it) tells whether any is there; only
+        then are its texts rewritten."""
         if not self._pairs:
             return event
-        body = encode_event(event)
+        if body is None:
+            body = encode_event(event)
         if not any(seen in body for seen in self._seen):
             return event
         cleaned = self._texts(msgspec.to_builtins(event))
@@ -68,15 +71,22 @@ class Secrets:
         return value
 
     def batch(self, batch: Sequence[Envelope]) -> Sequence[Envelope]:
-        """The envelopes as they may be published."""
+        """The envelopes as they may be published. A sealed batch stays sealed: an envelope
+        whose event changed loses its vetted body, and the store checks it again."""
         if not self._pairs:
             return batch
+        bodies = batch.bodies if isinstance(batch, Sealed) else [None] * len(batch)
         out: list[Envelope] = []
-        for envelope in batch:
-            event = self.event(envelope.event)
-            out.append(envelope if event is envelope.event
-                       else msgspec.structs.replace(envelope, event=event))
-        return out
+        kept: list[bytes | None] = []
+        for envelope, body in zip(batch, bodies, strict=True):
+            event = self.event(envelope.event, body)
+            if event is envelope.event:
+                out.append(envelope)
+                kept.append(body)
+            else:
+                out.append(msgspec.structs.replace(envelope, event=event))
+                kept.append(None)
+        return Sealed(out, kept)
 
 
 def _json_text(value: str) -> bytes:

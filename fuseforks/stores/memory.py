@@ -21,10 +21,14 @@ class MemoryStore(EventStore):
         self._turns: dict[str, list[Envelope]] = {}
 
     def append(self, envelopes: Sequence[Envelope]) -> None:
+        guarded_bodies(self.name, envelopes)  # the last guard of every store, before anything is kept
         batch = list(envelopes)
-        guarded_bodies(self.name, batch)  # the last guard of every store, before anything is kept
         turn_id = check_continuation(batch, self.last_seq(batch[0].turn_id) if batch else 0)
         self._turns.setdefault(turn_id, []).extend(batch)
+
+    def append_now(self, envelopes: Sequence[Envelope]) -> bool:
+        self.append(envelopes)
+        return True
 
     def read(self, turn_id: str, after: int = 0) -> list[Envelope]:
         return [e for e in self._turns.get(turn_id, []) if e.seq > after]

@@ -7,8 +7,9 @@ connections (a pool) and what only PostgreSQL does: the append's server-side tai
 answer to a lost connection, and the global order.
 
 Synchronous, on purpose. The store interface is synchronous and every call already runs off the
-event loop (`StoreWriter` appends through `anyio.to_thread`, the agent reads a conversation the
-same way, the commands are synchronous), so the store uses psycopg 3's synchronous
+event loop (`StoreWriter` appends through `anyio.to_thread` — this store never commits on the loop,
+its `append_now` says False: a network round trip can wait on anything —, the agent reads a
+conversation the same way, the commands are synchronous), so the store uses psycopg 3's synchronous
 `ConnectionPool`: each worker thread borrows a connection for one call. An async pool would force
 a second, async interface onto the store — and onto every caller — for no gain.
 

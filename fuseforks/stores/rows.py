@@ -22,6 +22,7 @@ from fuseforks.events.codec import (
     encode_event,
 )
 from fuseforks.events.privacy import PixelLeakError, find_pixel_leak
+from fuseforks.events.sequencer import Sealed
 from fuseforks.events.types import TurnEvent
 
 _decode_current = msgspec.json.Decoder(TurnEvent).decode
@@ -34,13 +35,20 @@ Row = tuple[str, int, int, str, bytes | str]
 
 def guarded_bodies(store: str, envelopes: Sequence[Envelope]) -> list[str]:
     """The JSON body of each envelope's event, as stored; `PixelLeakError` (naming `store`, the
-    event and what it holds) for the first one that holds pixels, before anything is kept."""
+    event and what it holds) for the first one that holds pixels, before anything is kept.
+
+    The bodies of a batch the engine sealed were checked at sealing (`Sealed`): they are kept as
+    they are. Every other envelope — an import, a stream from elsewhere — is checked here."""
+    vetted = envelopes.bodies if isinstance(envelopes, Sealed) else [None] * len(envelopes)
     bodies = []
-    for e in envelopes:
-        body = encode_event(e.event)
-        leak = find_pixel_leak(body)
-        if leak is not None:
-            raise PixelLeakError(f"{store}: refusing to store {e.kind} #{e.seq}: it holds {leak}")
+    for e, sealed in zip(envelopes, vetted, strict=True):
+        body = sealed
+        if body is None:
+            body = encode_event(e.event)
+            leak = find_pixel_leak(body)
+            if leak is not None:
+                raise PixelLeakError(
+                    f"{store}: refusing to store {e.kind} #{e.seq}: it holds {leak}")
         bodies.append(body.decode())
     return bodies
 

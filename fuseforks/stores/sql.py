@@ -138,8 +138,7 @@ class SqlStore(EventStore, ABC):
     def append(self, envelopes: Sequence[Envelope]) -> None:
         if self.read_only:
             raise StoreError(f"{self.name}: opened read-only; nothing was changed")
-        batch = list(envelopes)
-        self._insert(batch, guarded_bodies(self.name, batch))
+        self._insert(list(envelopes), guarded_bodies(self.name, envelopes))
 
     def read(self, turn_id: str, after: int = 0) -> list[Envelope]:
         rows = self._fetch("read", self.dialect.read, [turn_id, after])

@@ -48,6 +48,7 @@ from fuseforks.core.errors import ConcurrencyError, CorruptStoreError, StoreErro
 from fuseforks.events.codec import Envelope
 from fuseforks.stores import audit_sql
 from fuseforks.stores.dialect import Dialect
+from fuseforks.stores.rows import guarded_bodies
 from fuseforks.stores.sql import EVENTS, META, SqlStore
 from fuseforks.stores.store import check_continuation
 
@@ -91,8 +92,21 @@ SQLITE = Dialect(
     delivery_columns=audit_sql.SQLITE_DELIVERY_COLUMNS)
 """SQLite's statements; its audit compares `since` in SQL (`strftime`)."""
 _INSERT = f"INSERT INTO {EVENTS}(turn_id, seq, kind, version, at, body) VALUES (?, ?, ?, ?, ?, ?)"
+_CHECKPOINT_EVERY = 64
+"""Commits between two checkpoints of the write-ahead log. The connection that commits on the
+event loop never checkpoints (a checkpoint syncs the files to disk: milliseconds the loop must
+not wait); every this many commits, the next append goes to a worker thread and checkpoints
+there, so the log stays as short as SQLite's own default would keep it (1,000 pages)."""
 
 Stamp = tuple[int, int, int]
+
+
+def _insert_rows(connection: sqlite3.Connection, batch: list[Envelope], bodies: list[str]) -> None:
+    """Insert the batch in the open write transaction, if it continues the turn's stored tail."""
+    (tail,) = connection.execute(SQLITE.tail, [batch[0].turn_id if batch else ""]).fetchone()
+    check_continuation(batch, tail or 0)
+    connection.executemany(_INSERT, [(e.turn_id, e.seq, e.kind, e.version, e.at, body)
+                                     for e, body in zip(batch, bodies, strict=True)])
 
 
 def _stamp(path: Path) -> Stamp:
@@ -129,6 +143,12 @@ class SqliteStore(SqlStore):
         self._lock = threading.Lock()
         self._stamp: Stamp | None = None
         """The main file as an immutable connection opened it; None for a locking connection."""
+        self._now: sqlite3.Connection | None = None
+        """The connection `append_now` commits on: it never waits for a lock (timeout 0) and
+        never checkpoints; opened at its first use."""
+        self._now_lock = threading.Lock()
+        self._commits = 0
+        """Commits since the last checkpoint."""
         self.db = sqlite_utils.Database(self._connect(), execute_plugins=False)
         try:
             self._open()
@@ -220,12 +240,12 @@ class SqliteStore(SqlStore):
                 [str(SQLITE_STORE_VERSION)]
             )
 
+    @staticmethod
     @contextmanager
-    def _write(self) -> Iterator[None]:
+    def _write(connection: sqlite3.Connection) -> Iterator[None]:
         """One write transaction that takes the write lock at its start (`BEGIN IMMEDIATE`): two
         processes appending to one turn then queue, and the later one meets the sequence check
         (`ConcurrencyError`) instead of a lock upgrade that fails as "database is locked"."""
-        connection = self.db.conn
         connection.execute("BEGIN IMMEDIATE")
         try:
             yield
@@ -280,14 +300,61 @@ class SqliteStore(SqlStore):
             return False
 
     def _insert(self, batch: list[Envelope], bodies: list[str]) -> None:
-        rows = [(e.turn_id, e.seq, e.kind, e.version, e.at, body)
-                for e, body in zip(batch, bodies, strict=True)]
-        with self._lock, self._translate("append"), self._write():
-            turn_id = batch[0].turn_id if batch else ""
-            (tail,) = self.db.conn.execute(SQLITE.tail, [turn_id]).fetchone()
-            check_continuation(batch, tail or 0)
-            self.db.conn.executemany(_INSERT, rows)
+        with self._lock, self._translate("append"):
+            with self._write(self.db.conn):
+                _insert_rows(self.db.conn, batch, bodies)
+            self._commits += 1
+            if self._commits >= _CHECKPOINT_EVERY:
+                self.db.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                self._commits = 0
+
+    def append_now(self, envelopes: Sequence[Envelope]) -> bool:
+        """Commits on a connection of its own that gives up at once on a lock held elsewhere
+        (`SQLITE_BUSY`: another process's write, a checkpoint), and leaves the checkpoint to a
+        worker thread (`_CHECKPOINT_EVERY`)."""
+        if self.read_only:
+            return False
+        if self._commits >= _CHECKPOINT_EVERY or not self._now_lock.acquire(blocking=False):
+            return False
+        try:
+            connection = self._now_connection()
+            batch = list(envelopes)
+            bodies = guarded_bodies(self.name, envelopes)
+            with self._translate("append"):
+                try:
+                    connection.execute("BEGIN IMMEDIATE")
+                except sqlite3.OperationalError as error:
+                    if error.sqlite_errorcode == sqlite3.SQLITE_BUSY:
+                        return False
+                    raise
+                try:
+                    _insert_rows(connection, batch, bodies)
+                    connection.execute("COMMIT")
+                except BaseException as error:
+                    connection.execute("ROLLBACK")
+                    if (isinstance(error, sqlite3.OperationalError)
+                            and error.sqlite_errorcode == sqlite3.SQLITE_BUSY):
+                        return False
+                    raise
+            self._commits += 1
+            return True
+        finally:
+            self._now_lock.release()
+
+    def _now_connection(self) -> sqlite3.Connection:
+        if self._now is None:
+            with self._translate("open"):
+                connection = sqlite3.connect(str(self.path), check_same_thread=False, timeout=0,
+                                             isolation_level=None)
+                connection.execute("PRAGMA synchronous=NORMAL")
+                connection.execute("PRAGMA wal_autocheckpoint=0")
+            self._now = connection
+        return self._now
 
     def close(self) -> None:
+        with self._now_lock:
+            if self._now is not None:
+                self._now.close()
+                self._now = None
         with self._lock:
             self.db.close()

@@ -18,7 +18,9 @@ side (`fuseforks.jetstream.lease`, `fuseforks.jetstream.locks`).
 
 The contract is synchronous: a store's calls run off the event loop, in worker threads
 (`anyio.to_thread`), and the turns of one agent may call it from several threads at once; the
-SQL stores are safe to share between threads.
+SQL stores are safe to share between threads. One call is made on the loop itself:
+`append_now`, which a store answers only when it can commit without waiting (SQLite, memory), so
+that the write-ahead commit before each side effect costs no hand-off to a thread.
 
 An append is one unit of work — the engine appends a round at a time — and must continue the
 turn's sequence exactly: the first envelope's seq is the turn's last seq + 1 and the rest follow
@@ -86,6 +88,16 @@ class TurnLog(_Closing, ABC):
         """Store one unit of work atomically: all of it or none of it. Refuses, storing
         nothing, an envelope that holds pixels (`PixelLeakError`) and a batch that does not
         continue the turn's stored tail (`ConcurrencyError`)."""
+
+    def append_now(self, envelopes: Sequence[Envelope]) -> bool:
+        """`append` in the calling thread — the event loop's — when it cannot wait on anything
+        (a lock another thread holds, another process's transaction, a network): True when the
+        batch is stored. False when it would have to wait: nothing was stored, and the caller
+        runs `append` in a worker thread instead. Raises as `append` does.
+
+        A commit is a few dozen microseconds of local work, far less than handing it to a
+        thread and waking the loop again; a store that can never promise that says False."""
+        return False
 
     @abstractmethod
     def read(self, turn_id: str, after: int = 0) -> list[Envelope]:
