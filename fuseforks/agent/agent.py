@@ -15,6 +15,7 @@ conversations run concurrently.
 from __future__ import annotations
 
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
+import msgspec
 
 from fuseforks.agent.locks import ConversationLocks
 from fuseforks.agent.progress import Progress, ProgressModel, ProgressTools, progress_line
@@ -41,8 +43,15 @@ from fuseforks.core.names import (
 )
 from fuseforks.engine.resume import resume
 from fuseforks.engine.turn import Turn, TurnOutcome, TurnSpec
+from fuseforks.events.codec import Envelope
+from fuseforks.events.secrets import Secrets
 from fuseforks.events.sequencer import Clock
-from fuseforks.events.types import PlacementLearned, ServerDown, TurnStarted
+from fuseforks.events.types import (
+    PlacementLearned,
+    ServerDown,
+    TurnEnded,
+    TurnStarted,
+)
 from fuseforks.live.model import LiveModel
 from fuseforks.live.tools import HubTools
 from fuseforks.mcp.config import ServerConfig, load_config, parse_config
@@ -55,9 +64,12 @@ from fuseforks.projections.capabilities import (
     start_placement,
 )
 from fuseforks.projections.conversation import (
+    ConversationTail,
     ConversationTurn,
+    conversation_tail,
     conversation_turns,
-    history,
+    tail_history,
+    with_turn,
 )
 from fuseforks.stores.open import open_store
 from fuseforks.stores.store import EventStore
@@ -72,14 +84,14 @@ McpServers = str | Path | Mapping[str, Any] | Sequence[ServerConfig] | None
 
 
 class Conversation:
-    """A conversation of an agent: run turns in it; its turns are read back from the store."""
+    """A conversation of an agent: run turns in it; `turns()` reads them back from the store."""
 
     def __init__(self, agent: Agent, conversation_id: str, *, new: bool = False) -> None:
         self.agent = agent
         self.id = conversation_id
         self._new = new
         """The agent made this id and no turn of it has started yet: the store holds nothing of
-        it, and its first turn need not read its history."""
+        it, and its first turn need not look there."""
 
     def _start_turn(self) -> bool:
         """Whether the turn starting now is the conversation's first (called under its lock)."""
@@ -98,6 +110,39 @@ class Conversation:
 
     def __repr__(self) -> str:
         return f"Conversation({self.id!r})"
+
+
+class Tails:
+    """The tails of the conversations an agent ran turns in most recently — what each one's next
+    history needs — so that a turn of one of them costs one count in the store's index of
+    conversations (has a turn been added elsewhere since?) instead of a read of every earlier
+    turn, a read that grows with the conversation in time and in memory. Kept for the last
+    `limit` conversations only: an agent that runs many keeps no more. Used on the event loop,
+    under each conversation's lock."""
+
+    def __init__(self, limit: int = 128) -> None:
+        self.limit = limit
+        self._kept: OrderedDict[str, ConversationTail] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def take(self, conversation_id: str) -> ConversationTail | None:
+        """The tail kept for the conversation, no longer kept until `keep` (a turn that fails
+        leaves the next one to read the store)."""
+        return self._kept.pop(conversation_id, None)
+
+    def keep(self, conversation_id: str, tail: ConversationTail) -> None:
+        self._kept[conversation_id] = tail
+        while len(self._kept) > self.limit:
+            self._kept.popitem(last=False)
+
+
+def _unchanged(store: EventStore, conversation_id: str, tail: ConversationTail) -> bool:
+    """Whether the store's conversation is still the one `tail` was folded from: no turn was
+    started elsewhere, and none of its cut turns has since ended (taken over)."""
+    return store.conversation_size(conversation_id) == tail.turns and not any(
+        isinstance(e.event, TurnEnded) for turn_id in tail.open for e in store.read(turn_id))
 
 
 def server_configs(mcp: McpServers) -> list[ServerConfig]:
@@ -157,7 +202,9 @@ class Agent(anyio.AsyncContextManagerMixin):
         self._known: list[Capability] = []
         self._tracer_provider = tracer_provider
         self._locks = ConversationLocks()
+        self._tails = Tails()
         self._running: set[Turn] = set()
+        self._secrets = Secrets()
         self._store: EventStore | None = None
         self._bus: Bus | None = None
         self._tools: HubTools | None = None
@@ -202,9 +249,10 @@ class Agent(anyio.AsyncContextManagerMixin):
             self._known = capabilities(
                 await anyio.to_thread.run_sync(store.of_kinds, ["PlacementLearned"]))
             servers = self._servers or hub.configs
+            self._secrets = known_secrets(self._endpoint, servers, wire=self.wire)
             self._bus = await stack.enter_async_context(Bus(
                 subscribers, required=[StoreWriter(store)], on_failure=self._on_failure,
-                secrets=known_secrets(self._endpoint, servers, wire=self.wire)))
+                secrets=self._secrets))
             try:
                 yield self
             finally:
@@ -237,11 +285,8 @@ class Agent(anyio.AsyncContextManagerMixin):
         conversation_id = conversation.id
         async with self._locks.hold(conversation_id):
             settings = self.settings
-            # A conversation this agent just made has no turns to read: its first turn starts
-            # without a store read (a read of every turn's start, on a store that keeps many).
-            earlier = [] if conversation._start_turn() else await self.conversation_turns(
-                conversation_id)
-            exchanges, dropped = history(earlier, settings.history)
+            tail = await self._tail(conversation)
+            exchanges, dropped = tail_history(tail, settings.history)
             spec = TurnSpec(placement=self._start_placement(live),
                             agent=settings.name, request=request, language=settings.language,
                             system=settings.system, max_rounds=settings.max_rounds,
@@ -255,7 +300,34 @@ class Agent(anyio.AsyncContextManagerMixin):
                         on_text=on_text)
             bus.forget(turn.turn_id)  # a turn id retried after its record failed starts anew
             outcome = await self._drive(turn, recorded=0)
+            ended = self._fold(tail, turn.recorder.history)
+            if ended is not None:
+                self._tails.keep(conversation_id, ended)
         return turn_result(outcome, conversation_id)
+
+    async def _tail(self, conversation: Conversation) -> ConversationTail:
+        """What the conversation's next turn needs of it (called under its lock): nothing for
+        one this agent just made, the kept tail while the store has nothing new, else the tail
+        of the conversation as the store holds it."""
+        kept = self._tails.take(conversation.id)
+        if conversation._start_turn():
+            return ConversationTail()
+        store = self._require(self._store)
+        if kept is not None and await anyio.to_thread.run_sync(
+                _unchanged, store, conversation.id, kept):
+            return kept
+        turns = await self.conversation_turns(conversation.id)
+        return conversation_tail(turns, self.settings.history.max_exchanges)
+
+    def _fold(self, tail: ConversationTail, recorded: Sequence[Envelope]) -> ConversationTail | None:
+        """The tail with a turn that just ended folded in, as the store holds it (a known secret
+        as its marker); None when its start and end are not both in hand."""
+        turns = conversation_turns(
+            msgspec.structs.replace(e, event=self._secrets.event(e.event)) for e in recorded
+            if isinstance(e.event, TurnStarted | TurnEnded))
+        if len(turns) != 1:
+            return None
+        return with_turn(tail, turns[0], self.settings.history.max_exchanges)
 
     def stream(self, request: str, *, conversation: Conversation | str | None = None,
                turn_id: str | None = None) -> TurnStream:

@@ -59,17 +59,53 @@ def conversation_turns(envelopes: Iterable[Envelope]) -> list[ConversationTurn]:
     return turns
 
 
+class ConversationTail(msgspec.Struct, frozen=True, kw_only=True):
+    """What the next turn's history needs of a conversation, and no more: how many turns it has,
+    how many of them were answered, and the last answered ones, as many as a budget can send.
+    An agent that holds a conversation folds each of its turns in, instead of reading every
+    earlier turn back from the store before each new one (a read that grows with the
+    conversation, in time and in memory)."""
+
+    turns: int = 0
+    answered: int = 0
+    recent: tuple[ConversationTurn, ...] = ()
+    """The last answered turns, oldest first: at most the `keep` the tail was made with."""
+    open: tuple[str, ...] = ()
+    """Turns without an end (cut): a takeover may still end one with an answer."""
+
+
+def conversation_tail(turns: Iterable[ConversationTurn], keep: int) -> ConversationTail:
+    """The tail of a conversation's turns (in order of start), keeping `keep` answered ones."""
+    tail = ConversationTail()
+    for turn in turns:
+        tail = with_turn(tail, turn, keep)
+    return tail
+
+
+def with_turn(tail: ConversationTail, turn: ConversationTurn, keep: int) -> ConversationTail:
+    """The tail once `turn`, the conversation's newest, is added."""
+    open_ = (*tail.open, turn.turn_id) if turn.stop == "cut" else tail.open
+    if not turn.answer:
+        return msgspec.structs.replace(tail, turns=tail.turns + 1, open=open_)
+    recent = (*tail.recent, turn)[-keep:] if keep else ()
+    return ConversationTail(turns=tail.turns + 1, answered=tail.answered + 1, recent=recent,
+                            open=open_)
+
+
 def history(turns: Iterable[ConversationTurn], budget: HistoryBudget) -> tuple[list[Exchange], int]:
     """The exchanges the next turn sends, and how many answered turns the budget left out."""
-    answered = [Exchange(turn_id=t.turn_id, request=t.request, answer=t.answer)
-                for t in turns if t.answer]
+    return tail_history(conversation_tail(turns, budget.max_exchanges), budget)
+
+
+def tail_history(tail: ConversationTail, budget: HistoryBudget) -> tuple[list[Exchange], int]:
+    """`history` from a conversation's tail (kept with at least `budget.max_exchanges`)."""
     kept: list[Exchange] = []
     chars = 0
-    for exchange in reversed(answered):
-        size = len(exchange.request) + len(exchange.answer)
+    for turn in reversed(tail.recent):
+        size = len(turn.request) + len(turn.answer)
         if len(kept) >= budget.max_exchanges or chars + size > budget.max_chars:
             break
-        kept.append(exchange)
+        kept.append(Exchange(turn_id=turn.turn_id, request=turn.request, answer=turn.answer))
         chars += size
     kept.reverse()
-    return kept, len(answered) - len(kept)
+    return kept, tail.answered - len(kept)

@@ -22,6 +22,8 @@ class Dialect(msgspec.Struct, frozen=True, kw_only=True):
     tail: str
     turns: str
     conversation: str
+    conversation_size: str
+    """(conversation id) → the number of its turns."""
     of_kinds: str
     origins: str
     """The relation holding the rows of `image_origins`."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fuseforks.events.codec import Envelope
+from fuseforks.events.types import TurnStarted
 from fuseforks.stores.rows import guarded_bodies
 from fuseforks.stores.store import EventStore, TurnInfo, check_continuation
 
@@ -36,6 +37,11 @@ class MemoryStore(EventStore):
     def last_seq(self, turn_id: str) -> int:
         stored = self._turns.get(turn_id)
         return stored[-1].seq if stored else 0
+
+    def conversation_size(self, conversation_id: str) -> int:
+        return sum(1 for stored in self._turns.values()
+                   if isinstance(start := stored[0].event, TurnStarted)
+                   and start.conversation_id == conversation_id)
 
     def turns(self) -> list[TurnInfo]:
         infos = [

@@ -251,6 +251,8 @@ CONVERSATION = f"""SELECT turn_id, seq, version, at, body FROM {EVENTS}
         (SELECT turn_id FROM {EVENTS} WHERE kind = 'TurnStarted'
          AND body::jsonb ->> 'conversation_id' = %s)
     ORDER BY turn_id, seq"""
+CONVERSATION_SIZE = f"""SELECT count(*) FROM {EVENTS}
+    WHERE kind = 'TurnStarted' AND body::jsonb ->> 'conversation_id' = %s"""
 OF_KINDS = f"""SELECT turn_id, seq, version, at, body FROM {EVENTS}
     WHERE kind IN ({{marks}}) ORDER BY at, turn_id, seq"""
 FOLLOW = f"""SELECT tx::text::bigint, position, turn_id, seq, version, at, body FROM {EVENTS}
@@ -264,7 +266,7 @@ passed over, because nothing at or after the oldest running transaction is read 
 
 POSTGRES = Dialect(
     mark="%s", tables=TABLES, version=VERSION, read=READ, tail=TAIL, turns=TURNS,
-    conversation=CONVERSATION, of_kinds=OF_KINDS,
+    conversation=CONVERSATION, conversation_size=CONVERSATION_SIZE, of_kinds=OF_KINDS,
     origins="fuseforks_image_origins", deliveries="fuseforks_image_deliveries",
     delivery_columns=_DELIVERY_COLUMNS, tie=", image", since_in_sql=False)
 """PostgreSQL's statements. The audit's hidden views carry an image ordinal (the fold's tie

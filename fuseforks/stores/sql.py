@@ -160,6 +160,10 @@ class SqlStore(EventStore, ABC):
         found through an index of turns by conversation."""
         return envelopes(self._fetch("read", self.dialect.conversation, [conversation_id]))
 
+    def conversation_size(self, conversation_id: str) -> int:
+        """Counted in the index of turns by conversation, without reading a turn."""
+        return int(self._fetch("read", self.dialect.conversation_size, [conversation_id])[0][0])
+
     def of_kinds(self, kinds: Sequence[str]) -> list[Envelope]:
         """Every stored event of these kinds, oldest first: an index of the kinds as stored
         finds them, under their older names too."""

@@ -86,6 +86,8 @@ SQLITE = Dialect(
                  "WHERE kind IN ('TurnStarted', 'TurnEnded') AND turn_id IN "
                  f"(SELECT turn_id FROM {EVENTS} WHERE kind = 'TurnStarted' "
                  "AND json_extract(body, '$.conversation_id') = ?) ORDER BY turn_id, seq",
+    conversation_size=f"SELECT count(*) FROM {EVENTS} WHERE kind = 'TurnStarted' "
+                      "AND json_extract(body, '$.conversation_id') = ?",
     of_kinds=f"SELECT {_SELECTED} FROM {EVENTS} WHERE kind IN ({{marks}}) "
              "ORDER BY at, turn_id, seq",
     origins="image_origins", deliveries="image_deliveries",
@@ -250,7 +252,8 @@ class SqliteStore(SqlStore):
         try:
             yield
         except BaseException:
-            connection.execute("ROLLBACK")
+            if connection.in_transaction:  # an I/O error has rolled it back already
+                connection.execute("ROLLBACK")
             raise
         connection.execute("COMMIT")
 
@@ -331,7 +334,8 @@ class SqliteStore(SqlStore):
                     _insert_rows(connection, batch, bodies)
                     connection.execute("COMMIT")
                 except BaseException as error:
-                    connection.execute("ROLLBACK")
+                    if connection.in_transaction:  # an I/O error has rolled it back already
+                        connection.execute("ROLLBACK")
                     if (isinstance(error, sqlite3.OperationalError)
                             and error.sqlite_errorcode == sqlite3.SQLITE_BUSY):
                         return False

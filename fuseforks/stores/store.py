@@ -136,6 +136,11 @@ class Record(_Closing, ABC):
                 found += events
         return found
 
+    def conversation_size(self, conversation_id: str) -> int:
+        """How many turns a conversation has (started): what tells an agent that holds the
+        conversation's tail whether a turn was added elsewhere since."""
+        return sum(isinstance(e.event, TurnStarted) for e in self.conversation(conversation_id))
+
     def of_kinds(self, kinds: Sequence[str]) -> list[Envelope]:
         """Every event of these kinds, across turns, oldest first (by time, turn, seq)."""
         wanted = set(kinds)
