@@ -20,7 +20,7 @@ class _Entry:
     __slots__ = ("lock", "users")
 
     def __init__(self) -> None:
-        self.lock = anyio.Lock()
+        self.lock = anyio.Lock(fast_acquire=True)
         self.users = 0
         """Turns holding the lock or waiting for it."""
 

@@ -43,7 +43,7 @@ class Ledger:
         self._unpublished = 0
         self._bodies: list[bytes | None] = []
         """The vetted bodies of the envelopes not yet published (see `Sealed`)."""
-        self._committing = anyio.Lock()
+        self._committing = anyio.Lock(fast_acquire=True)
 
     @property
     def seq(self) -> int:

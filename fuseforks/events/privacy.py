@@ -60,7 +60,6 @@ import binascii
 import functools
 import re
 import struct
-from collections.abc import Iterator
 
 import msgspec
 
@@ -558,16 +557,22 @@ def find_media(text: str) -> str | None:
     return None
 
 
-def _strings(value: object) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _strings(key)
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
+def _strings(value: object, shortest: int = 0) -> list[str]:
+    """Every string of a decoded JSON document (keys too) at least `shortest` long, in document
+    order; a walk with a stack of its own, as events are walked on every turn."""
+    found: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if len(item) >= shortest:
+                found.append(item)
+        elif isinstance(item, dict):
+            for key, inner in reversed(item.items()):
+                stack += (inner, key)
+        elif isinstance(item, list):
+            stack += reversed(item)
+    return found
 
 
 _QUICK_RUN_CHARS = 16
@@ -592,10 +597,10 @@ def find_pixel_leak(body: bytes) -> str | None:
         document = msgspec.json.decode(body)
     except msgspec.DecodeError:
         document = body.decode("utf-8", "replace")
-    for text in _strings(document):
+    for text in _strings(document, _MIN_MEDIA_CHARS):
         # the same quick look, string by string: a tool's name (`cam__live_view_image` spells
         # the start of an MP3 frame) sends the whole body here, not each of its strings
-        if len(text) < _MIN_MEDIA_CHARS or not _may_hold_media(text):
+        if not _may_hold_media(text):
             continue
         leak = find_media(text)
         if leak is not None:

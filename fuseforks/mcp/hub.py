@@ -88,7 +88,7 @@ class _Server:
         self.prefix = tool_prefix(connection.name)
         self.down_reason: str | None = None  # set when a restart failed: no more attempts
         self.needs_restart = False
-        self.lock = anyio.Lock()
+        self.lock = anyio.Lock(fast_acquire=True)
 
 
 class ToolHub(anyio.AsyncContextManagerMixin):

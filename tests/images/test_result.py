@@ -104,10 +104,34 @@ async def test_async_variant_runs_each_image_in_a_worker_thread(
         return real(data, index, *limits)
 
     monkeypatch.setattr(images_module, "_normalize", in_thread)
+    monkeypatch.setattr(images_module, "ON_LOOP_MAX", 0)  # none is small enough for the loop
     result = await normalize_result_images_async(five_jpegs())
     assert len(result.kept) == 4
     assert loop_thread not in threads
     assert len(set(threads)) == 4
+
+
+async def test_a_small_image_its_header_decides_is_judged_on_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A small JPEG that passes through, or a block refused from its header, costs no worker
+    thread; a small image that must be re-encoded still goes to one."""
+    threads: list[tuple[int, int]] = []
+    real = images_module._normalize
+
+    def in_thread(data: str | bytes, index: int, *limits: Any) -> NormalizedImage | DroppedImage:
+        threads.append((index, threading.get_ident()))
+        return real(data, index, *limits)
+
+    monkeypatch.setattr(images_module, "_normalize", in_thread)
+    alpha = b64(gen.encode(gen.photo(300, 200).convert("RGBA"), "PNG"))
+    blocks = [*five_jpegs()[:2], "QUJD", alpha]
+    result = await normalize_result_images_async(blocks)
+    assert [index for index, _ in threads] == [3]  # only the PNG to re-encode
+    assert threads[0][1] != threading.get_ident()
+    monkeypatch.setattr(images_module, "_normalize", real)
+    assert result == normalize_result_images(blocks)
+    assert [k.path for k in result.kept] == ["pass_through", "pass_through", "re_encoded"]
 
 
 async def test_async_variant_refills_places_left_by_dropped_images() -> None:
