@@ -598,14 +598,24 @@ def find_pixel_leak(body: bytes) -> str | None:
     except msgspec.DecodeError:
         document = body.decode("utf-8", "replace")
     for text in _strings(document, _MIN_MEDIA_CHARS):
-        # the same quick look, string by string: a tool's name (`cam__live_view_image` spells
-        # the start of an MP3 frame) sends the whole body here, not each of its strings
-        if not _may_hold_media(text):
-            continue
-        leak = find_media(text)
+        leak = _known_leak(text) if len(text) <= _REMEMBERED_CHARS else _leak(text)
         if leak is not None:
             return leak
     return None
+
+
+_REMEMBERED_CHARS = 4096
+"""Strings up to this long have their verdict remembered (the last 512 of them, 2 MiB at most):
+a turn's start carries the same tool descriptions and schemas every time."""
+
+
+def _leak(text: str) -> str | None:
+    # the same quick look, string by string: a tool's name (`cam__live_view_image` spells the
+    # start of an MP3 frame) sends the whole body here, not each of its strings
+    return find_media(text) if _may_hold_media(text) else None
+
+
+_known_leak = functools.lru_cache(maxsize=512)(_leak)
 
 
 def _may_hold_media(text: str) -> bool:
