@@ -9,7 +9,8 @@ A turn belongs to a conversation. `run(request, conversation=...)` sends the con
 earlier exchanges — request and final answer, text only — within the history budget, and the
 turn's record holds exactly what it sent. Turns of one conversation run one after another (a lock
 per conversation, kept only while one of its turns runs or waits); turns of different
-conversations run concurrently.
+conversations run concurrently. The agent keeps the tail of its most recent conversations
+(`Tails`), so that a turn of one of them does not read every earlier turn back from the store.
 """
 
 from __future__ import annotations
