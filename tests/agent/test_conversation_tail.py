@@ -25,7 +25,7 @@ from fuseforks.projections.conversation import (
     tail_history,
     with_turn,
 )
-from fuseforks.simulator import run_simulator
+from fuseforks.simulator import Simulator, run_simulator
 from fuseforks.stores.sqlite import SqliteStore
 
 KEY = "sk-conversation-tail-0123456789"
@@ -77,6 +77,11 @@ class CountingStore(SqliteStore):
         return super().conversation_size(conversation_id)
 
 
+def _agent(sim: Simulator, store: SqliteStore) -> Agent:
+    return Agent(wire="anthropic", model="m", base_url=sim.base_urls["anthropic"], api_key=KEY,
+                 db=store, log=None, settings=SETTINGS)
+
+
 def _sent(result: TurnResult) -> tuple[list[Exchange], int]:
     started = next(e.event for e in result.events if isinstance(e.event, TurnStarted))
     return started.history, started.history_dropped
@@ -89,10 +94,7 @@ def _from_the_store(store: SqliteStore, conversation_id: str) -> tuple[list[Exch
 async def test_a_held_conversation_sends_the_stores_history_without_reading_it(
         tmp_path: Path) -> None:
     store = CountingStore(tmp_path / "s.db")
-    async with run_simulator() as sim, Agent(
-        wire="anthropic", model="m", base_url=sim.base_urls["anthropic"], api_key=KEY,
-        db=store, log=None, settings=SETTINGS,
-    ) as agent:
+    async with run_simulator() as sim, _agent(sim, store) as agent:
         conversation = agent.conversation()
         for n in range(6):
             expected = _from_the_store(store, conversation.id)
@@ -113,13 +115,7 @@ async def test_a_held_conversation_sends_the_stores_history_without_reading_it(
 async def test_a_turn_added_elsewhere_makes_the_agent_read_the_store(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     store, theirs = CountingStore(path), CountingStore(path)
-    async with run_simulator() as sim, Agent(
-        wire="anthropic", model="m", base_url=sim.base_urls["anthropic"], api_key=KEY,
-        db=store, log=None, settings=SETTINGS,
-    ) as agent, Agent(
-        wire="anthropic", model="m", base_url=sim.base_urls["anthropic"], api_key=KEY,
-        db=theirs, log=None, settings=SETTINGS,
-    ) as elsewhere:
+    async with run_simulator() as sim, _agent(sim, store) as agent, _agent(sim, theirs) as elsewhere:
         held = agent.conversation()
         await held.run("first")
         by_id = await agent.run("second, through the id", conversation=held.id)
@@ -153,10 +149,7 @@ def test_an_agent_keeps_the_tails_of_its_most_recent_conversations_only() -> Non
 async def test_a_cut_turn_that_ends_later_makes_the_held_conversation_read_the_store(
         tmp_path: Path) -> None:
     store = CountingStore(tmp_path / "s.db")
-    async with run_simulator() as sim, Agent(
-        wire="anthropic", model="m", base_url=sim.base_urls["anthropic"], api_key=KEY,
-        db=store, log=None, settings=SETTINGS,
-    ) as agent:
+    async with run_simulator() as sim, _agent(sim, store) as agent:
         held = agent.conversation()
         first = await held.run("first")
         started = next(e.event for e in first.events if isinstance(e.event, TurnStarted))
