@@ -165,14 +165,18 @@ class SqlStore(EventStore, ABC):
         return int(self._fetch("read", self.dialect.conversation_size, [conversation_id])[0][0])
 
     def of_kinds(self, kinds: Sequence[str]) -> list[Envelope]:
-        """Every stored event of these kinds, oldest first: an index of the kinds as stored
-        finds them, under their older names too."""
+        """Every stored event of these kinds, oldest first, under their older names too: the
+        kinds read across turns are found through an index (PostgreSQL indexes every kind,
+        SQLite only those, one small index each)."""
         if not kinds:
             return []
-        stored = stored_kinds(kinds)
-        sql = self.dialect.of_kinds.format(marks=self.dialect.marks(len(stored)))
+        sql, params = self._of_kinds_query(stored_kinds(kinds))
         wanted = set(kinds)  # an older name asked for is no kind an event is read as
-        return [e for e in envelopes(self._fetch("read", sql, stored)) if e.kind in wanted]
+        return [e for e in envelopes(self._fetch("read", sql, params)) if e.kind in wanted]
+
+    def _of_kinds_query(self, stored: Sequence[str]) -> tuple[str, list[str]]:
+        """The statement reading the events stored under these kind names, and its parameters."""
+        return self.dialect.of_kinds.format(marks=self.dialect.marks(len(stored))), list(stored)
 
     # --- audit (SQL views over the same events; see fuseforks.projections.audit) -----------------
 
@@ -183,7 +187,7 @@ class SqlStore(EventStore, ABC):
 
     def audit(self, where: AuditFilter) -> AuditRows:
         """The views answer origins and provider deliveries; the images sent to gateway clients
-        come from the `ResultSent` events, found through the index of kinds."""
+        come from the `ResultSent` events, found through an index of that kind."""
         if not self._audit_in_sql:
             return super().audit(where)
         origins = self.image_origins(where.digest) if where.digest is not None else []

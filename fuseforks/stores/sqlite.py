@@ -52,14 +52,16 @@ from fuseforks.stores.rows import guarded_bodies
 from fuseforks.stores.sql import EVENTS, META, SqlStore
 from fuseforks.stores.store import check_continuation
 
-SQLITE_STORE_VERSION = 3
+SQLITE_STORE_VERSION = 4
 """Version of the SQLite table layout (not of the events, which carry their own version; not of
 the PostgreSQL layout, which counts its own: `POSTGRES_STORE_VERSION`).
 1: events only. 2: adds the image index (kept by triggers) and the audit views. 3: the views read
 events of both event versions 1 and 2 and say how each turn ended; the image index holds one row
-per image and turn; an index of turns by conversation. An older store is upgraded in place when
-opened for writing: views are created again, the index backfilled from the events; no event is
-rewritten. Opened read-only, it is read as it is."""
+per image and turn; an index of turns by conversation. 4: the index of every event's kind is
+replaced by one small index per kind read across turns (`INDEXED_KINDS`): the index of all kinds
+cost each append a page of the index per kind in it. An older store is upgraded in place when
+opened for writing: views and indexes are created again, the image index backfilled from the
+events; no event is rewritten. Opened read-only, it is read as it is."""
 
 _WAL_HEADER = b"\x02\x02"
 """Bytes 18-19 of the database header (write and read format) of a database in WAL mode."""
@@ -69,6 +71,12 @@ _CONVERSATION_INDEX = (
     "(json_extract(body, '$.conversation_id')) WHERE kind = 'TurnStarted'"
 )
 """Finds a conversation's turns without reading every turn (the agent does it before each turn)."""
+INDEXED_KINDS = ("PlacementLearned", "ResultSent")
+"""The kinds read across turns (what an agent has learned of placements, as it starts; the
+images sent to gateway clients, for the audit): each has an index of its own, by time. Reading
+another kind across turns reads the whole table."""
+_KIND_INDEXES = [f"CREATE INDEX IF NOT EXISTS events_{kind} ON {EVENTS}(at) WHERE kind = '{kind}'"
+                 for kind in INDEXED_KINDS]
 _SELECTED = "turn_id, seq, version, at, CAST(body AS BLOB)"
 """An event's columns as the base decodes them: as a BLOB the body reaches msgspec without a
 round trip through a Python str."""
@@ -221,7 +229,8 @@ class SqliteStore(SqlStore):
                 f"INSERT INTO {META}(key, value) VALUES ('store_version', ?)",
                 [str(SQLITE_STORE_VERSION)]
             )
-            self.db.execute(f"CREATE INDEX events_kind ON {EVENTS}(kind)")
+            for statement in _KIND_INDEXES:
+                self.db.execute(statement)
             for statement in audit_sql.SCHEMA:
                 self.db.execute(statement)
             self.db.execute(_CONVERSATION_INDEX)
@@ -237,6 +246,9 @@ class SqliteStore(SqlStore):
                 self.db.execute(statement)
             self.db.execute(audit_sql.BACKFILL)
             self.db.execute(_CONVERSATION_INDEX)
+            self.db.execute("DROP INDEX IF EXISTS events_kind")
+            for statement in _KIND_INDEXES:
+                self.db.execute(statement)
             self.db.execute(
                 f"UPDATE {META} SET value = ? WHERE key = 'store_version'",
                 [str(SQLITE_STORE_VERSION)]
@@ -278,6 +290,17 @@ class SqliteStore(SqlStore):
                     f"`sqlite3 {self.path} 'PRAGMA wal_checkpoint(TRUNCATE)'` ({message})"
                 ) from error
             raise StoreError(f"{self.path}: {doing} failed: {message}") from error
+
+    def _of_kinds_query(self, stored: Sequence[str]) -> tuple[str, list[str]]:
+        """An indexed kind is named in the statement itself, one branch each: SQLite uses an
+        index that holds one kind only for a statement that names that kind."""
+        indexed = [kind for kind in stored if kind in INDEXED_KINDS]
+        others = [kind for kind in stored if kind not in INDEXED_KINDS]
+        branches = [f"SELECT {_SELECTED} FROM {EVENTS} WHERE kind = '{kind}'" for kind in indexed]
+        if others:
+            branches.append(f"SELECT {_SELECTED} FROM {EVENTS} "
+                            f"WHERE kind IN ({SQLITE.marks(len(others))})")
+        return " UNION ALL ".join(branches) + " ORDER BY at, turn_id, seq", others
 
     def _query(self, doing: str, sql: str,
                params: Sequence[Any] = ()) -> tuple[list[str], list[Any]]:
