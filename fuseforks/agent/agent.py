@@ -67,6 +67,7 @@ from fuseforks.projections.capabilities import (
 from fuseforks.projections.conversation import (
     ConversationTail,
     ConversationTurn,
+    HistoryBudget,
     conversation_tail,
     conversation_turns,
     tail_history,
@@ -141,9 +142,18 @@ class Tails:
 
 def _unchanged(store: EventStore, conversation_id: str, tail: ConversationTail) -> bool:
     """Whether the store's conversation is still the one `tail` was folded from: no turn was
-    started elsewhere, and none of its cut turns has since ended (taken over)."""
-    return store.conversation_size(conversation_id) == tail.turns and not any(
-        isinstance(e.event, TurnEnded) for turn_id in tail.open for e in store.read(turn_id))
+    started elsewhere, and none of its cut turns has gone on since (taken over): one count, and
+    a last seq per cut turn."""
+    return store.conversation_size(conversation_id) == tail.turns and all(
+        store.last_seq(turn_id) == seq for turn_id, seq in tail.open)
+
+
+def _read_tail(store: EventStore, conversation_id: str, budget: HistoryBudget,
+               ) -> ConversationTail:
+    """The conversation's tail as the store holds it, with the last seq of each cut turn."""
+    tail = conversation_tail(conversation_turns(store.conversation(conversation_id)), budget)
+    return msgspec.structs.replace(
+        tail, open=tuple((turn_id, store.last_seq(turn_id)) for turn_id, _ in tail.open))
 
 
 def server_configs(mcp: McpServers) -> list[ServerConfig]:
@@ -287,7 +297,7 @@ class Agent(anyio.AsyncContextManagerMixin):
         async with self._locks.hold(conversation_id):
             settings = self.settings
             tail = await self._tail(conversation)
-            exchanges, dropped = tail_history(tail, settings.history)
+            exchanges, dropped = tail_history(tail)
             spec = TurnSpec(placement=self._start_placement(live),
                             agent=settings.name, request=request, language=settings.language,
                             system=settings.system, max_rounds=settings.max_rounds,
@@ -311,14 +321,14 @@ class Agent(anyio.AsyncContextManagerMixin):
         one this agent just made, the kept tail while the store has nothing new, else the tail
         of the conversation as the store holds it."""
         kept = self._tails.take(conversation.id)
+        budget = self.settings.history
         if conversation._start_turn():
-            return ConversationTail()
+            return ConversationTail(budget=budget)
         store = self._require(self._store)
-        if kept is not None and await anyio.to_thread.run_sync(
+        if kept is not None and kept.budget == budget and await anyio.to_thread.run_sync(
                 _unchanged, store, conversation.id, kept):
             return kept
-        turns = await self.conversation_turns(conversation.id)
-        return conversation_tail(turns, self.settings.history.max_exchanges)
+        return await anyio.to_thread.run_sync(_read_tail, store, conversation.id, budget)
 
     def _fold(self, tail: ConversationTail, recorded: Sequence[Envelope]) -> ConversationTail | None:
         """The tail with a turn that just ended folded in, as the store holds it (a known secret
@@ -328,7 +338,7 @@ class Agent(anyio.AsyncContextManagerMixin):
             if isinstance(e.event, TurnStarted | TurnEnded))
         if len(turns) != 1:
             return None
-        return with_turn(tail, turns[0], self.settings.history.max_exchanges)
+        return with_turn(tail, turns[0], last_seq=recorded[-1].seq)
 
     def stream(self, request: str, *, conversation: Conversation | str | None = None,
                turn_id: str | None = None) -> TurnStream:

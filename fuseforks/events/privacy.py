@@ -605,8 +605,10 @@ def find_pixel_leak(body: bytes) -> str | None:
 
 
 _REMEMBERED_CHARS = 4096
-"""Strings up to this long have their verdict remembered (the last 512 of them, 2 MiB at most):
-a turn's start carries the same tool descriptions and schemas every time."""
+"""Strings up to this long have their verdict remembered (the last 512 of them: 2 MiB of ASCII,
+8 MiB at most): a turn's start carries the same tool descriptions and schemas every time. The
+strings stay in the process's memory as long as they are remembered, as the turn's own texts
+do while it runs; nothing is written anywhere."""
 
 
 def _leak(text: str) -> str | None:

@@ -44,7 +44,10 @@ class FixedClock:
 class Sealed(list[Envelope]):
     """Envelopes with the JSON body of each event as the pixel guard passed it. A body of None
     was never checked (its event was replaced after sealing, as a secret's marker does): a store
-    encodes and checks that one itself. Any other batch is a plain sequence, checked whole."""
+    encodes and checks that one itself. Any other batch is a plain sequence, checked whole.
+
+    Stores keep these bodies as they are: only the sequencer (and `Secrets.batch`, which drops
+    the body of an event it changes) makes one, and nothing changes one after it is made."""
 
     def __init__(self, envelopes: Iterable[Envelope], bodies: Iterable[bytes | None]) -> None:
         super().__init__(envelopes)

@@ -61,51 +61,63 @@ def conversation_turns(envelopes: Iterable[Envelope]) -> list[ConversationTurn]:
 
 class ConversationTail(msgspec.Struct, frozen=True, kw_only=True):
     """What the next turn's history needs of a conversation, and no more: how many turns it has,
-    how many of them were answered, and the last answered ones, as many as a budget can send.
-    An agent that holds a conversation folds each of its turns in, instead of reading every
-    earlier turn back from the store before each new one (a read that grows with the
-    conversation, in time and in memory)."""
+    how many of them were answered, and the answered turns the budget can still send. An agent
+    that holds a conversation folds each of its turns in, instead of reading every earlier turn
+    back from the store before each new one (a read that grows with the conversation, in time
+    and in memory)."""
 
+    budget: HistoryBudget = HistoryBudget()
+    """The budget the tail was kept for: under another one, it must be made again."""
     turns: int = 0
     answered: int = 0
     recent: tuple[ConversationTurn, ...] = ()
-    """The last answered turns, oldest first: at most the `keep` the tail was made with."""
-    open: tuple[str, ...] = ()
-    """Turns without an end (cut): a takeover may still end one with an answer."""
+    """The newest answered turns that fit the budget, oldest first: exactly what the next turn
+    sends."""
+    open: tuple[tuple[str, int], ...] = ()
+    """Turns without an end (cut), each with its last seq as seen: a takeover may still end one
+    with an answer, which a new last seq tells."""
 
 
-def conversation_tail(turns: Iterable[ConversationTurn], keep: int) -> ConversationTail:
-    """The tail of a conversation's turns (in order of start), keeping `keep` answered ones."""
-    tail = ConversationTail()
+def conversation_tail(turns: Iterable[ConversationTurn], budget: HistoryBudget) -> ConversationTail:
+    """The tail of a conversation's turns (in order of start). A cut turn's last seq is not
+    known from its start and end: 0, until the caller looks."""
+    tail = ConversationTail(budget=budget)
     for turn in turns:
-        tail = with_turn(tail, turn, keep)
+        tail = with_turn(tail, turn)
     return tail
 
 
-def with_turn(tail: ConversationTail, turn: ConversationTurn, keep: int) -> ConversationTail:
-    """The tail once `turn`, the conversation's newest, is added."""
-    open_ = (*tail.open, turn.turn_id) if turn.stop == "cut" else tail.open
+def with_turn(tail: ConversationTail, turn: ConversationTurn, last_seq: int = 0,
+              ) -> ConversationTail:
+    """The tail once `turn`, the conversation's newest, is added (`last_seq`: its last seq)."""
+    open_ = (*tail.open, (turn.turn_id, last_seq)) if turn.stop == "cut" else tail.open
     if not turn.answer:
         return msgspec.structs.replace(tail, turns=tail.turns + 1, open=open_)
-    recent = (*tail.recent, turn)[-keep:] if keep else ()
-    return ConversationTail(turns=tail.turns + 1, answered=tail.answered + 1, recent=recent,
-                            open=open_)
+    return msgspec.structs.replace(tail, turns=tail.turns + 1, answered=tail.answered + 1,
+                                   recent=_fitting((*tail.recent, turn), tail.budget), open=open_)
+
+
+def _fitting(turns: tuple[ConversationTurn, ...],
+             budget: HistoryBudget) -> tuple[ConversationTurn, ...]:
+    """The newest of `turns` that the budget sends: counted back from the newest, up to the
+    first that would pass a limit."""
+    kept = 0
+    chars = 0
+    for turn in reversed(turns):
+        size = len(turn.request) + len(turn.answer)
+        if kept >= budget.max_exchanges or chars + size > budget.max_chars:
+            break
+        kept += 1
+        chars += size
+    return turns[len(turns) - kept:]
 
 
 def history(turns: Iterable[ConversationTurn], budget: HistoryBudget) -> tuple[list[Exchange], int]:
     """The exchanges the next turn sends, and how many answered turns the budget left out."""
-    return tail_history(conversation_tail(turns, budget.max_exchanges), budget)
+    return tail_history(conversation_tail(turns, budget))
 
 
-def tail_history(tail: ConversationTail, budget: HistoryBudget) -> tuple[list[Exchange], int]:
-    """`history` from a conversation's tail (kept with at least `budget.max_exchanges`)."""
-    kept: list[Exchange] = []
-    chars = 0
-    for turn in reversed(tail.recent):
-        size = len(turn.request) + len(turn.answer)
-        if len(kept) >= budget.max_exchanges or chars + size > budget.max_chars:
-            break
-        kept.append(Exchange(turn_id=turn.turn_id, request=turn.request, answer=turn.answer))
-        chars += size
-    kept.reverse()
+def tail_history(tail: ConversationTail) -> tuple[list[Exchange], int]:
+    """`history` from a conversation's tail, under the budget it was kept for."""
+    kept = [Exchange(turn_id=t.turn_id, request=t.request, answer=t.answer) for t in tail.recent]
     return kept, tail.answered - len(kept)

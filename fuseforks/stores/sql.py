@@ -180,10 +180,14 @@ class SqlStore(EventStore, ABC):
 
     # --- audit (SQL views over the same events; see fuseforks.projections.audit) -----------------
 
+    audit_since: ClassVar[int] = 0
+    """The oldest layout whose image index and views answer the audit as the newest's do (0:
+    the newest only)."""
+
     @property
     def _audit_in_sql(self) -> bool:
         """Whether the image index and the views can answer: not in an older layout (read-only)."""
-        return self.layout_version == self.newest
+        return self.layout_version >= (self.audit_since or self.newest)
 
     def audit(self, where: AuditFilter) -> AuditRows:
         """The views answer origins and provider deliveries; the images sent to gateway clients

@@ -34,6 +34,7 @@ the events instead (`fuseforks.projections.audit`, the rows the views are held e
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 import urllib.parse
@@ -51,6 +52,8 @@ from fuseforks.stores.dialect import Dialect
 from fuseforks.stores.rows import guarded_bodies
 from fuseforks.stores.sql import EVENTS, META, SqlStore
 from fuseforks.stores.store import check_continuation
+
+logger = logging.getLogger("fuseforks.store")
 
 SQLITE_STORE_VERSION = 4
 """Version of the SQLite table layout (not of the events, which carry their own version; not of
@@ -105,10 +108,18 @@ _INSERT = f"INSERT INTO {EVENTS}(turn_id, seq, kind, version, at, body) VALUES (
 _CHECKPOINT_EVERY = 64
 """Commits between two checkpoints of the write-ahead log. The connection that commits on the
 event loop never checkpoints (a checkpoint syncs the files to disk: milliseconds the loop must
-not wait); every this many commits, the next append goes to a worker thread and checkpoints
-there, so the log stays as short as SQLite's own default would keep it (1,000 pages)."""
+not wait); every this many commits, the next append goes to a worker thread, which checkpoints
+and then commits (so that its commit, not the loop's next one, starts the log anew and syncs its
+header). A turn's commits are a few pages each: the log stays about as short as SQLite's own
+default would keep it (1,000 pages); a store written with larger batches keeps a longer one."""
 
 Stamp = tuple[int, int, int]
+
+
+def _busy(error: sqlite3.Error) -> bool:
+    """SQLITE_BUSY, or one of its extended codes (another process recovering the log after a
+    crash, a timeout)."""
+    return (getattr(error, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_BUSY
 
 
 def _insert_rows(connection: sqlite3.Connection, batch: list[Envelope], bodies: list[str]) -> None:
@@ -145,6 +156,7 @@ class SqliteStore(SqlStore):
     engine = "SQLite"
     a_database = "an SQLite database"
     newest = SQLITE_STORE_VERSION
+    audit_since = 3  # layout 4 changed an index of kinds only
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
@@ -158,7 +170,9 @@ class SqliteStore(SqlStore):
         never checkpoints; opened at its first use."""
         self._now_lock = threading.Lock()
         self._commits = 0
-        """Commits since the last checkpoint."""
+        """Commits since the last checkpoint (counted from both connections, each under its own
+        lock: a count lost to a race only delays a checkpoint)."""
+        self._closed = False
         self.db = sqlite_utils.Database(self._connect(), execute_plugins=False)
         try:
             self._open()
@@ -326,13 +340,24 @@ class SqliteStore(SqlStore):
             return False
 
     def _insert(self, batch: list[Envelope], bodies: list[str]) -> None:
-        with self._lock, self._translate("append"):
-            with self._write(self.db.conn):
+        with self._lock:
+            if self._commits >= _CHECKPOINT_EVERY:
+                self._checkpoint()
+            with self._translate("append"), self._write(self.db.conn):
                 _insert_rows(self.db.conn, batch, bodies)
             self._commits += 1
-            if self._commits >= _CHECKPOINT_EVERY:
-                self.db.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-                self._commits = 0
+
+    def _checkpoint(self) -> None:
+        """Copy the write-ahead log into the main file, before this thread's own commit: that
+        commit then starts the log anew, and pays its sync to disk here, not on the loop. A
+        checkpoint that fails (a full disk) loses nothing — the log keeps every commit — and
+        is tried again after as many commits; the append goes on."""
+        self._commits = 0
+        try:
+            self.db.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error as error:
+            logger.warning("%s: a checkpoint of the write-ahead log failed (%s); the log keeps "
+                           "every commit", self.path, error)
 
     def append_now(self, envelopes: Sequence[Envelope]) -> bool:
         """Commits on a connection of its own that gives up at once on a lock held elsewhere
@@ -343,6 +368,8 @@ class SqliteStore(SqlStore):
         if self._commits >= _CHECKPOINT_EVERY or not self._now_lock.acquire(blocking=False):
             return False
         try:
+            if self._closed:
+                return False  # `append` says the store is closed
             connection = self._now_connection()
             batch = list(envelopes)
             bodies = guarded_bodies(self.name, envelopes)
@@ -350,7 +377,7 @@ class SqliteStore(SqlStore):
                 try:
                     connection.execute("BEGIN IMMEDIATE")
                 except sqlite3.OperationalError as error:
-                    if error.sqlite_errorcode == sqlite3.SQLITE_BUSY:
+                    if _busy(error):
                         return False
                     raise
                 try:
@@ -359,8 +386,7 @@ class SqliteStore(SqlStore):
                 except BaseException as error:
                     if connection.in_transaction:  # an I/O error has rolled it back already
                         connection.execute("ROLLBACK")
-                    if (isinstance(error, sqlite3.OperationalError)
-                            and error.sqlite_errorcode == sqlite3.SQLITE_BUSY):
+                    if isinstance(error, sqlite3.OperationalError) and _busy(error):
                         return False
                     raise
             self._commits += 1
@@ -380,6 +406,7 @@ class SqliteStore(SqlStore):
 
     def close(self) -> None:
         with self._now_lock:
+            self._closed = True
             if self._now is not None:
                 self._now.close()
                 self._now = None

@@ -40,24 +40,27 @@ def _turn(n: int, answer: str) -> ConversationTurn:
 
 
 def test_a_tail_folded_turn_by_turn_sends_what_every_turn_read_at_once_sends() -> None:
-    turns = [_turn(n, f"answer {n}" if n % 3 else "") for n in range(40)]
+    turns = [_turn(n, f"answer {n}" * (n % 5) if n % 3 else "") for n in range(40)]
     for budget in (HistoryBudget(max_exchanges=4, max_chars=10**6),
-                   HistoryBudget(max_exchanges=16, max_chars=40),
+                   HistoryBudget(max_exchanges=16, max_chars=60),
                    HistoryBudget(max_exchanges=0)):
-        tail = ConversationTail()
+        tail = ConversationTail(budget=budget)
         for k, turn in enumerate(turns):
-            assert tail_history(tail, budget) == history(turns[:k], budget)
-            tail = with_turn(tail, turn, budget.max_exchanges)
-        assert len(tail.recent) == min(budget.max_exchanges, 26)
-        assert (tail.turns, tail.answered) == (40, 26)
-        assert tail == conversation_tail(turns, budget.max_exchanges)
+            assert tail_history(tail) == history(turns[:k], budget)
+            tail = with_turn(tail, turn)
+        assert tail == conversation_tail(turns, budget)
+        assert (tail.turns, tail.answered) == (40, sum(bool(t.answer) for t in turns))
+        # it keeps what is sent, no more: the texts of 128 conversations stay small
+        assert len(tail.recent) == len(history(turns, budget)[0])
 
 
 def test_a_cut_turn_stays_open_in_the_tail() -> None:
     cut = msgspec.structs.replace(_turn(1, ""), stop="cut")
-    tail = conversation_tail([_turn(0, "a"), cut, _turn(2, "b")], 3)
-    assert tail.open == ("t001",)
+    tail = conversation_tail([_turn(0, "a"), cut, _turn(2, "b")], HistoryBudget(max_exchanges=3))
+    assert tail.open == (("t001", 0),)
     assert [t.turn_id for t in tail.recent] == ["t000", "t002"]
+    assert with_turn(tail, msgspec.structs.replace(cut, turn_id="t003"), last_seq=7).open == (
+        ("t001", 0), ("t003", 7))
 
 
 class CountingStore(SqliteStore):
@@ -67,6 +70,7 @@ class CountingStore(SqliteStore):
         super().__init__(path)
         self.reads: list[str] = []
         self.sizes: list[str] = []
+        self.turns_read: list[str] = []
 
     def conversation(self, conversation_id: str) -> list[Envelope]:
         self.reads.append(conversation_id)
@@ -75,6 +79,10 @@ class CountingStore(SqliteStore):
     def conversation_size(self, conversation_id: str) -> int:
         self.sizes.append(conversation_id)
         return super().conversation_size(conversation_id)
+
+    def read(self, turn_id: str, after: int = 0) -> list[Envelope]:
+        self.turns_read.append(turn_id)
+        return super().read(turn_id, after)
 
 
 def _agent(sim: Simulator, store: SqliteStore) -> Agent:
@@ -159,8 +167,10 @@ async def test_a_cut_turn_that_ends_later_makes_the_held_conversation_read_the_s
                                                        history=[], history_dropped=0)]))
         second = await held.run("second")
         assert store.reads == [held.id]
+        store.turns_read.clear()
         third = await held.run("third")
         assert store.reads == [held.id]  # still cut: nothing new
+        assert store.turns_read == []  # its last seq tells, not its events
         # taken over elsewhere, it ends with an answer
         store.append(cut.seal([TurnEnded(rounds=1, stop="answered", answer="late answer")]))
         fourth = await held.run("fourth")
@@ -177,3 +187,16 @@ def _from_the_store_before(store: SqliteStore, conversation_id: str,
     earlier = [t for t in conversation_turns(SqliteStore.conversation(store, conversation_id))
                if t.turn_id != result.turn_id]
     return history(earlier, BUDGET)
+
+
+async def test_a_larger_budget_makes_the_agent_read_the_store_again(tmp_path: Path) -> None:
+    store = CountingStore(tmp_path / "s.db")
+    async with run_simulator() as sim, _agent(sim, store) as agent:
+        held = agent.conversation()
+        for n in range(5):
+            await held.run(f"step {n}")
+        agent.settings = AgentSettings(history=HistoryBudget(max_exchanges=5))
+        result = await held.run("step 5")
+        assert store.reads == [held.id]
+        assert [x.request for x in _sent(result)[0]] == [f"step {n}" for n in range(5)]
+    store.close()

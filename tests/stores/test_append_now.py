@@ -242,3 +242,59 @@ def test_a_sealed_batch_holds_one_body_per_envelope() -> None:
     envelopes = sealed("t1", [RoundStarted(round=1)])
     with pytest.raises(ValueError, match="one body per envelope"):
         sequencer.Sealed(envelopes, [])
+
+
+# --- what the review found: a failing checkpoint, a closed store, SQLite's extended codes ---------
+
+
+class _FailingCheckpoints:
+    """The store's connection, except that a checkpoint fails as on a full disk."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._connection = connection
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        if sql.startswith("PRAGMA wal_checkpoint"):
+            raise sqlite3.OperationalError("disk I/O error")
+        return self._connection.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._connection, name)
+
+
+def test_a_failing_checkpoint_never_fails_the_append(tmp_path: Path,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    with SqliteStore(tmp_path / "s.db") as store:
+        real = store.db.conn
+        store.db.conn = _FailingCheckpoints(real)  # type: ignore[assignment]
+        store._commits = sqlite._CHECKPOINT_EVERY
+        try:
+            store.append(rounds("t1", 1, 1))  # the checkpoint fails: the append does not
+            store.append(rounds("t1", 2, 1))
+        finally:
+            store.db.conn = real
+        assert store.last_seq("t1") == 2
+        assert store.append_now(rounds("t1", 3, 1)) is True  # and the loop commits again
+    assert "a checkpoint of the write-ahead log failed (disk I/O error)" in caplog.text
+
+
+def test_a_closed_store_appends_nothing_on_the_loop(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    store = SqliteStore(path)
+    store.append_now(rounds("t1", 1, 1))
+    store.close()
+    assert store.append_now(rounds("t1", 2, 1)) is False
+    with pytest.raises(Exception, match="closed"):
+        store.append(rounds("t1", 2, 1))
+    with SqliteStore(path, read_only=True) as reader:
+        assert reader.last_seq("t1") == 1
+
+
+def test_every_busy_code_sends_the_append_to_a_thread() -> None:
+    for code in (5, 5 | 1 << 8, 5 | 2 << 8, 5 | 3 << 8):  # BUSY, _RECOVERY, _SNAPSHOT, _TIMEOUT
+        error = sqlite3.OperationalError("database is locked")
+        error.sqlite_errorcode = code  # type: ignore[attr-defined]
+        assert sqlite._busy(error)
+    error = sqlite3.OperationalError("disk I/O error")
+    error.sqlite_errorcode = 10  # type: ignore[attr-defined]
+    assert not sqlite._busy(error)
