@@ -73,6 +73,7 @@ def test_a_layout_3_store_is_read_as_it_is_and_upgraded_when_written(tmp_path: P
         assert old.layout_version == 3
         assert old.of_kinds(["PlacementLearned", "TurnEnded"]) == before
         assert "USING INDEX events_kind" in _plan(old, ["PlacementLearned"])
+        assert old._audit_in_sql  # its views are layout 4's: the audit is answered in SQL
     assert "events_kind" in _indexes(path)
     with SqliteStore(path) as store:
         assert store.layout_version == SQLITE_STORE_VERSION == 4
