@@ -10,16 +10,16 @@ from typing import Any
 
 import anyio
 
-from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall, ToolResultMessage, Usage
+from fuseforks.core.canonical import ToolCall, ToolResultMessage
 from fuseforks.engine.replay import verify
 from fuseforks.engine.turn import Turn, TurnSpec
 from fuseforks.events.types import ToolCalled, ToolResultRecorded, ToolSpecRecord
-from fuseforks.images.vault import ImageVault
 from fuseforks.live.tools import HubTools
 from fuseforks.mcp import StdioServer, ToolHub
 from fuseforks.ports.tools import ToolOutput
 from fuseforks.traces.spans import turn_spans
 from tests.engine.rig import RIG
+from tests.helpers.models import ScriptedModel, one_tool_round
 
 
 class Clock:
@@ -32,23 +32,9 @@ class Clock:
         return self.at
 
 
-class Model:
-    wire, model, endpoint_host, placement = "anthropic", "m", "h", "native"
-
-    def __init__(self) -> None:
-        self.requests: list[ChatRequest] = []
-        self.answers = [
-            ChatResponse(text="", tool_calls=[ToolCall(id="slow", name="rig__frame", arguments={}),
-                                              ToolCall(id="fast", name="rig__status", arguments={})],
-                         usage=Usage(), stop_reason="tool_use", raw_model="m"),
-            ChatResponse(text="done", tool_calls=[], usage=Usage(), stop_reason="end_turn",
-                         raw_model="m"),
-        ]
-
-    async def chat(self, request: ChatRequest, vault: ImageVault, notes: Any, *,
-                   on_text: Any = None) -> ChatResponse:
-        self.requests.append(request)
-        return self.answers.pop(0)
+def _model() -> ScriptedModel:
+    return ScriptedModel(one_tool_round(ToolCall(id="slow", name="rig__frame", arguments={}),
+                                        ToolCall(id="fast", name="rig__status", arguments={})))
 
 
 class Timed:
@@ -77,7 +63,7 @@ class Timed:
 
 async def test_each_result_is_recorded_when_its_tool_finishes() -> None:
     server = StdioServer(name="rig", command=sys.executable, args=[str(RIG)])
-    clock, model = Clock(), Model()
+    clock, model = Clock(), _model()
     async with ToolHub([server]) as hub:
         turn = Turn(TurnSpec(agent="a", request="look"), model, Timed(HubTools(hub), clock),
                     clock=clock)
@@ -119,7 +105,7 @@ async def test_a_turn_interrupted_during_its_tools_keeps_the_results_that_arrive
     clock = Clock()
     async with ToolHub([server]) as hub:
         tools = Interrupting(HubTools(hub), clock)
-        tools.turn = turn = Turn(TurnSpec(agent="a", request="look"), Model(), tools, clock=clock)
+        tools.turn = turn = Turn(TurnSpec(agent="a", request="look"), _model(), tools, clock=clock)
         outcome = await turn.run()
     kinds = [(type(e.event).__name__, getattr(e.event, "call_id", "")) for e in outcome.history]
     assert kinds[-5:] == [("ToolCalled", "slow"), ("ToolCalled", "fast"),

@@ -10,6 +10,8 @@ what was lost, finish the turn, and verify with replay.
 from __future__ import annotations
 
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 
 import msgspec
@@ -28,7 +30,7 @@ from fuseforks.events.types import (
     TurnTakenOver,
 )
 from fuseforks.mcp import StdioServer, ToolHub
-from fuseforks.simulator import Script, run_simulator
+from fuseforks.simulator import Script, Simulator, run_simulator
 from fuseforks.stores.memory import MemoryStore
 from tests.engine.rig import FAST, RIG, bodies
 
@@ -50,14 +52,21 @@ def cut_points(events: list[Envelope]) -> list[int]:
     return points
 
 
-async def run_reference() -> list[Envelope]:
-    store = MemoryStore()
+@asynccontextmanager
+async def rig_agent(store: MemoryStore, settings: AgentSettings = SETTINGS,
+                    ) -> AsyncIterator[tuple[Simulator, Agent]]:
+    """The simulator calling the rig's camera for three rounds, and an agent on `store`."""
     server = StdioServer(name="rig", command=sys.executable, args=[str(RIG)])
     async with run_simulator(script=Script(call_tools=("rig__frame",), rounds=3)) as sim, \
             ToolHub([server]) as hub, \
             Agent(wire=WIRE, model=MODEL, base_url=sim.base_urls[WIRE], api_key="sk-test",
-                  tools=hub, db=store, log=None,
-                  settings=replace(SETTINGS, worker="w1")) as agent:
+                  tools=hub, db=store, log=None, settings=settings) as agent:
+        yield sim, agent
+
+
+async def run_reference() -> list[Envelope]:
+    store = MemoryStore()
+    async with rig_agent(store, replace(SETTINGS, worker="w1")) as (_, agent):
         result = await agent.run("Look at the camera.", turn_id="turn-takeover")
     assert result.stop == "answered"
     started = result.events[0].event
@@ -83,11 +92,7 @@ async def test_takeover_at_each_commit_point(reference: list[Envelope], index: i
     prefix = reference[:cut]
     store = MemoryStore()
     store.append(prefix)
-    server = StdioServer(name="rig", command=sys.executable, args=[str(RIG)])
-    async with run_simulator(script=Script(call_tools=("rig__frame",), rounds=3)) as sim, \
-            ToolHub([server]) as hub, \
-            Agent(wire=WIRE, model=MODEL, base_url=sim.base_urls[WIRE], api_key="sk-test",
-                  tools=hub, db=store, log=None, settings=SETTINGS) as agent:
+    async with rig_agent(store) as (sim, agent):
         result = await agent.take_over("turn-takeover", worker="w2")
         received = bodies(sim)
     stored = store.read("turn-takeover")
@@ -144,21 +149,14 @@ async def test_a_turn_taken_over_twice_at_the_same_request(reference: list[Envel
     cut = cut_points(reference)[2]  # the request of round 2, which carries an image
     store = MemoryStore()
     store.append(reference[:cut])
-    server = StdioServer(name="rig", command=sys.executable, args=[str(RIG)])
-    async with run_simulator(script=Script(call_tools=("rig__frame",), rounds=3)) as sim, \
-            ToolHub([server]) as hub, \
-            Agent(wire=WIRE, model=MODEL, base_url=sim.base_urls[WIRE], api_key="sk-test",
-                  tools=hub, db=store, log=None, settings=SETTINGS) as agent:
+    async with rig_agent(store) as (sim, agent):
         await agent.take_over("turn-takeover", worker="w2")
         second = store.read("turn-takeover")
         assert isinstance(second[cut].event, TurnTakenOver)
         assert isinstance(second[cut + 1].event, RequestSent)
         again = MemoryStore()
         again.append(second[: cut + 2])  # w2 died with its resent request in flight
-    async with run_simulator(script=Script(call_tools=("rig__frame",), rounds=3)) as sim, \
-            ToolHub([StdioServer(name="rig", command=sys.executable, args=[str(RIG)])]) as hub, \
-            Agent(wire=WIRE, model=MODEL, base_url=sim.base_urls[WIRE], api_key="sk-test",
-                  tools=hub, db=again, log=None, settings=SETTINGS) as agent:
+    async with rig_agent(again) as (sim, agent):
         await agent.take_over("turn-takeover", worker="w3")
         received = bodies(sim)
     stored = again.read("turn-takeover")
@@ -181,11 +179,7 @@ async def test_a_record_that_names_no_worker_is_taken_over_from_no_one(
         reference[0].event, worker="")), *reference[1:cut_points(reference)[0]]]
     store = MemoryStore()
     store.append(unnamed)
-    server = StdioServer(name="rig", command=sys.executable, args=[str(RIG)])
-    async with run_simulator(script=Script(call_tools=("rig__frame",), rounds=3)) as sim, \
-            ToolHub([server]) as hub, \
-            Agent(wire=WIRE, model=MODEL, base_url=sim.base_urls[WIRE], api_key="sk-test",
-                  tools=hub, db=store, log=None, settings=SETTINGS) as agent:
+    async with rig_agent(store) as (_, agent):
         await agent.take_over("turn-takeover", worker="w2")
     stored = store.read("turn-takeover")
     (taken,) = [e.event for e in stored if isinstance(e.event, TurnTakenOver)]

@@ -9,29 +9,18 @@ from typing import Any
 
 from PIL import Image
 
-from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall, Usage
+from fuseforks.core.canonical import ChatResponse, ToolCall, Usage
 from fuseforks.engine.turn import Turn, TurnSpec
 from fuseforks.events.codec import encode_envelope
 from fuseforks.events.types import ResponseReceived, ToolCalled, ToolResultRecorded, ToolSpecRecord
-from fuseforks.images.vault import ImageVault
 from fuseforks.ports.tools import ToolOutput
+from tests.helpers.models import ScriptedModel
 
 
 def jpeg_base64() -> str:
     out = io.BytesIO()
     Image.new("RGB", (32, 32), (10, 200, 30)).save(out, "JPEG")
     return base64.b64encode(out.getvalue()).decode()
-
-
-class Model:
-    wire, model, endpoint_host, placement = "anthropic", "m", "h", "native"
-
-    def __init__(self, answers: list[ChatResponse]) -> None:
-        self.answers = answers
-
-    async def chat(self, request: ChatRequest, vault: ImageVault, notes: Any, *,
-                   on_text: Any = None) -> ChatResponse:
-        return self.answers.pop(0)
 
 
 class Tools:
@@ -55,7 +44,7 @@ def respond(text: str = "", calls: list[ToolCall] | None = None) -> ChatResponse
 
 async def test_base64_in_model_text_tool_arguments_and_tool_text_is_omitted_not_fatal() -> None:
     data = jpeg_base64()
-    model = Model([respond(f"look: {data}", [ToolCall(id="c1", name="t", arguments={"img": data})]),
+    model = ScriptedModel([respond(f"look: {data}", [ToolCall(id="c1", name="t", arguments={"img": data})]),
                    respond(f"done {data}")])
     tools = Tools(lambda arguments: ToolOutput(text=f"echo {arguments['img']}"))
     result = await Turn(TurnSpec(agent="a", request="go"), model, tools).run()
@@ -75,7 +64,7 @@ async def test_a_tool_port_that_raises_becomes_a_tool_error_and_the_turn_goes_on
     def explode(arguments: dict[str, Any]) -> ToolOutput:
         raise RuntimeError("socket closed")
 
-    model = Model([respond(calls=[ToolCall(id="c1", name="t")]), respond("sorry")])
+    model = ScriptedModel([respond(calls=[ToolCall(id="c1", name="t")]), respond("sorry")])
     result = await Turn(TurnSpec(agent="a", request="go"), model, Tools(explode)).run()
     recorded = next(e.event for e in result.history if isinstance(e.event, ToolResultRecorded))
     assert (recorded.ok, recorded.body, recorded.fault) == (

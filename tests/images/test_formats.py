@@ -15,20 +15,11 @@ from fuseforks.core.media import DECODE_MAX_PIXELS
 from fuseforks.core.signatures import sniff_format
 from fuseforks.images.formats import CARRIED_FORMATS, FORMAT_FATES
 from fuseforks.images.normalize import normalize_image
-from fuseforks.images.types import DroppedImage, NormalizedImage
+from fuseforks.images.types import NormalizedImage
 from tests.helpers import imagegen as gen
+from tests.images.test_normalize import dropped, kept
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "image-rules.md"
-
-
-def kept(result: NormalizedImage | DroppedImage) -> NormalizedImage:
-    assert isinstance(result, NormalizedImage), result
-    return result
-
-
-def dropped(result: NormalizedImage | DroppedImage) -> DroppedImage:
-    assert isinstance(result, DroppedImage), result
-    return result
 
 
 def pixels(image: NormalizedImage) -> Image.Image:

@@ -8,21 +8,20 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 import pytest_asyncio
 
-from fuseforks.core.canonical import ChatRequest, ChatResponse, ToolCall, ToolResultMessage, Usage
+from fuseforks.core.canonical import ToolCall, ToolResultMessage
 from fuseforks.engine.replay import verify
 from fuseforks.engine.turn import Turn, TurnSpec
 from fuseforks.events.types import ResourceRead, ToolResultRecorded
-from fuseforks.images.vault import ImageVault
 from fuseforks.live.tools import HubTools
 from fuseforks.mcp import ToolHub
 from fuseforks.ports.tools import LinkRead, ToolOutput
 from fuseforks.projections.display import tool_displays
 from fuseforks.projections.log import turn_log
+from tests.helpers.models import ScriptedModel, one_tool_round
 from tests.mcp.conftest import hosted_hub, stdio
 from tests.mcp.servers.linking import NOTES, screen_png
 
@@ -79,27 +78,13 @@ async def test_content_for_one_audience(hub: ToolHub) -> None:
                             "(an image meant for the user; it was not sent to the model)")
 
 
-class Model:
-    wire, model, endpoint_host, placement = "anthropic", "m", "h", "native"
-
-    def __init__(self, *tools: str) -> None:
-        self.requests: list[ChatRequest] = []
-        calls = [ToolCall(id=f"c{n}", name=name, arguments={}) for n, name in enumerate(tools)]
-        self.answers = [
-            ChatResponse(text="", tool_calls=calls, usage=Usage(), stop_reason="tool_use",
-                         raw_model="m"),
-            ChatResponse(text="done", tool_calls=[], usage=Usage(), stop_reason="end_turn",
-                         raw_model="m"),
-        ]
-
-    async def chat(self, request: ChatRequest, vault: ImageVault, notes: Any, *,
-                   on_text: Any = None) -> ChatResponse:
-        self.requests.append(request)
-        return self.answers.pop(0)
+def _model(*tools: str) -> ScriptedModel:
+    return ScriptedModel(one_tool_round(
+        *(ToolCall(id=f"c{n}", name=name, arguments={}) for n, name in enumerate(tools))))
 
 
 async def test_reads_and_audiences_are_recorded_and_replay_exactly(hub: ToolHub) -> None:
-    model = Model("links__link_to_text", "links__annotated")
+    model = _model("links__link_to_text", "links__annotated")
     outcome = await Turn(TurnSpec(agent="a", request="notes?"), model, HubTools(hub)).run()
     events = [e.event for e in outcome.history]
     (read,) = [e for e in events if isinstance(e, ResourceRead)]
@@ -126,7 +111,7 @@ async def test_reads_and_audiences_are_recorded_and_replay_exactly(hub: ToolHub)
 async def test_chat_shows_what_is_meant_for_the_user(hub: ToolHub) -> None:
     from fuseforks.cli.chat import ChatView
 
-    outcome = await Turn(TurnSpec(agent="a", request="rows?"), Model("links__annotated"),
+    outcome = await Turn(TurnSpec(agent="a", request="rows?"), _model("links__annotated"),
                          HubTools(hub)).run()
     lines: list[str] = []
     view = ChatView()
