@@ -3,14 +3,16 @@ machines writing one record, and an `OrderedRecord` a relay follows in commit or
 
 What it shares with the SQLite store — the checks at open, the pixel guard, reading with
 upcasting, the audit queries — is the SQL base's (`fuseforks.stores.sql`); this module holds the
-connections (a pool) and what only PostgreSQL does: the append's server-side tail check, its
+connections (a pool for reading, one for writing) and what only PostgreSQL does: the append's server-side tail check, its
 answer to a lost connection, and the global order.
 
 Synchronous, on purpose. The store interface is synchronous and every call already runs off the
 event loop (`StoreWriter` appends through `anyio.to_thread` — this store never commits on the loop,
 its `append_now` says False: a network round trip can wait on anything —, the agent reads a
 conversation the same way, the commands are synchronous), so the store uses psycopg 3's synchronous
-`ConnectionPool`: each worker thread borrows a connection for one call. An async pool would force
+`ConnectionPool`: each worker thread borrows a connection for one call. Appends borrow from a
+pool of their own, whose sessions cancel a statement after `INSERT_TIMEOUT`; reads (an audit can
+take long) borrow from the other. An async pool would force
 a second, async interface onto the store — and onto every caller — for no gain.
 
 - **Layout** (`fuseforks.stores.postgres_sql`): `events(turn_id, seq, kind, version, at, body)`
@@ -20,19 +22,19 @@ a second, async interface onto the store — and onto every caller — for no ga
   advisory lock). A database with tables but no `fuseforks_meta` (another application's), or a
   store from a newer fuseforks, is refused with one line, and nothing is written. The store lives in the connection's current
   schema (`public` unless the URL says otherwise, e.g. `?options=-csearch_path%3Dff`).
-- **Append**: one transaction per round, in two round trips (BEGIN with the insert, then
-  COMMIT). One statement inserts the whole round, and only if the turn's stored tail is the seq
-  just before it — the tail is checked inside the transaction, by the statement itself; a round
+- **Append**: one statement per round, which the session commits as its own transaction: one
+  round trip, with no transaction left open between two of them. It inserts the whole round,
+  and only if the turn's stored tail is the seq just before it — the tail is checked by the
+  statement itself; a round
   that does not continue the tail stores nothing and raises `ConcurrencyError`. Two writers that
   read the same tail at once both try to insert its next seq: the primary key `(turn_id, seq)`
   makes the second one wait for the first and then fail, and it gets `ConcurrencyError` too —
   never a duplicate, never a gap. The pixel guard runs before anything is sent (the SQL base's
   `append`).
-- **Failure**: a connection lost while a round is written (before its commit) rolls the round
-  back on the server: nothing of it is stored, and the round is tried again on new connections
-  for up to `APPEND_PATIENCE` seconds (`fuseforks.stores.postgres_append`). Lost while
-  committing, the round is whole or absent: the store reads its seqs back to know, then returns
-  or tries again. Every failure is a `StoreError` of one line naming the URL with its password
+- **Failure**: a connection lost while a round is written leaves the round whole or absent on
+  the server, and only the server knows which: the store reads its seqs back on a new
+  connection, then returns (stored as sent) or tries again, for up to `APPEND_PATIENCE` seconds
+  (`fuseforks.stores.postgres_append`). Every failure is a `StoreError` of one line naming the URL with its password
   replaced by `***`.
 - **Global order** (`follow`): `position` is a sequence, and a sequence has gaps in commit order —
   a transaction that took position 7 may commit after the one that took 8, so a reader that
@@ -41,10 +43,10 @@ a second, async interface onto the store — and onto every caller — for no ga
   (`pg_snapshot_xmin`), ordered by `(tx, position)`: everything before that point is final, so the
   reader's position never passes an event that is still to appear. A long-running transaction
   anywhere on the server holds followers back until it ends (it does not make them skip), so the
-  store's own are kept short by the server: an append's insert is cancelled after
-  `INSERT_TIMEOUT` (5 s) and a writing session left idle inside a transaction is ended after
-  `IDLE_IN_WRITE` (2 s) — a writer of this store that stops between its insert and its commit
-  holds followers back 7 s at most.
+  store's own are kept short: an append is one statement, which the server cancels after
+  `INSERT_TIMEOUT` (5 s), so a writer of this store holds followers back 5 s at most, whenever
+  it stops. (A writing session left idle inside a transaction — another program's, on the same
+  options — is ended after `IDLE_IN_WRITE`.)
 - Opened `read_only`, nothing is created, migrated or written (connections run with
   `default_transaction_read_only`), and an empty database is not a store.
 
@@ -121,7 +123,6 @@ class PostgresStore(SqlStore, OrderedStore):
         self.name = self.database.name
         self.read_only = read_only
         self._closed = threading.Event()
-        self._insert_timeout = f"SET LOCAL statement_timeout = {round(self.insert_timeout * 1000)}"
         self._opening: psycopg.Connection[Any] | None = None
         """The connection the store is checked and built on while it opens."""
         with self._translate("open"), self.database.connect() as connection:
@@ -134,12 +135,19 @@ class PostgresStore(SqlStore, OrderedStore):
         self._last_used: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = (
             weakref.WeakKeyDictionary())
         self._used_lock = threading.Lock()
-        self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
-            self.url, kwargs=self.database.options if read_only else self.database.writing(),
-            min_size=1, max_size=max(1, pool_size),
-            open=False, check=self._check_idle, name="fuseforks", timeout=timeout + 20)
+        self._pool = self._pool_of(self.database.options, pool_size, timeout, "fuseforks")
+        self._writers = None if read_only else self._pool_of(
+            self.database.writing(statement_timeout=self.insert_timeout), pool_size, timeout,
+            "fuseforks-writes")
+
+    def _pool_of(self, options: dict[str, Any], size: int, timeout: float,
+                 name: str) -> ConnectionPool[psycopg.Connection[Any]]:
+        pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+            self.url, kwargs=options, min_size=1, max_size=max(1, size), open=False,
+            check=self._check_idle, name=name, timeout=timeout + 20)
         with self._translate("open"):
-            self._pool.open(wait=True, timeout=timeout)
+            pool.open(wait=True, timeout=timeout)
+        return pool
 
     # --- connections ----------------------------------------------------------------------------
 
@@ -215,6 +223,12 @@ class PostgresStore(SqlStore, OrderedStore):
         what = f"turn {turn_id} seq {batch[0].seq}-{batch[-1].seq}"
         patience = Patience(self.append_patience)
         attempt = self._attempt(params)
+        lost = attempt.failure is not None
+        if attempt.failure is not None:
+            logger.warning("%s: the connection was lost while %s was written; reading it back "
+                           "and trying again on a new connection for up to %g s (%s)", self.name,
+                           what, patience.seconds,
+                           self.database.scrub(one_line(attempt.failure)))
         while attempt.failure is not None:
             detail = self.database.scrub(one_line(attempt.failure))
             if attempt.committing:
@@ -230,17 +244,17 @@ class PostgresStore(SqlStore, OrderedStore):
                 raise StoreError(
                     f"{self.name}: append failed: the connection was lost before {what} was "
                     f"committed; nothing of it was stored ({detail})") from None
-            if patience.tries == 1:
-                logger.warning("%s: the connection was lost before %s was committed; trying "
-                               "again on a new connection for up to %g s (%s)", self.name, what,
-                               patience.seconds, detail)
             attempt = self._attempt(params, patience)
-        if patience.tries:  # the server was away: the pool's other connections may be broken
-            with contextlib.suppress(Exception):
-                self._pool.check()
+        if attempt.cancelled:
+            raise StoreError(f"{self.name}: append failed: the server cancelled the insert of "
+                             f"{what} ({attempt.cancelled}; an insert may take "
+                             f"{self.insert_timeout:g} s); nothing of it was stored")
+        if lost and self._writers is not None:  # the server was away: the pool's other
+            with contextlib.suppress(Exception):  # connections may be broken
+                self._writers.check()
         if attempt.failure is None and (attempt.raced or attempt.inserted != len(batch)):
             # A commit whose answer was lost may have landed after all: the round is ours.
-            if patience.tries and self._settle(batch, bodies, patience):
+            if lost and self._settle(batch, bodies, patience):
                 return
             if attempt.raced:
                 self._raced(batch)
@@ -253,12 +267,14 @@ class PostgresStore(SqlStore, OrderedStore):
         new one of its own."""
         try:
             if patience is None:
-                with self._pool.connection(timeout=POOL_WAIT) as connection:
+                assert self._writers is not None  # a read-only store appends nothing
+                with self._writers.connection(timeout=POOL_WAIT) as connection:
                     attempt = self._transaction(connection, params)
                     with self._used_lock:
                         self._last_used[connection] = time.monotonic()
                     return attempt
-            options = {**self.database.writing(), "connect_timeout": connect_timeout(patience)}
+            options = {**self.database.writing(statement_timeout=self.insert_timeout),
+                       "connect_timeout": connect_timeout(patience)}
             with self.database.connect(**options) as connection:
                 return self._transaction(connection, params)
         except PoolTimeout as error:  # the server is away: no connection came back in time
@@ -267,23 +283,20 @@ class PostgresStore(SqlStore, OrderedStore):
             return Attempt(failure=error)
 
     def _transaction(self, connection: psycopg.Connection[Any], params: list[Any]) -> Attempt:
-        """The round's transaction on `connection`: how many rows it inserted, whether COMMIT
-        was sent, whether another writer raced it, the connection error that ended it."""
+        """The round's transaction on `connection`: how many rows it inserted, whether another
+        writer raced it, the connection error that ended it."""
         if self._closed.is_set():
             raise StoreError(f"{self.name}: the store is closed")
-        attempt = Attempt()
+        # From the first byte sent, a lost connection may have left the round committed, and
+        # only reading it back can say.
+        attempt = Attempt(committing=True)
         try:
-            # BEGIN and the round go in one round trip, COMMIT in a second one.
-            with connection.pipeline() as pipeline:
-                connection.execute("BEGIN")
-                connection.execute(self._insert_timeout)
-                writing = self._write(connection, params)
-                pipeline.sync()
-                attempt.inserted = writing.rowcount
-                attempt.committing = True
-                self._commit(connection)
+            attempt.inserted = self._write(connection, params).rowcount
         except psycopg.errors.UniqueViolation:
             attempt.raced = True
+        except psycopg.errors.QueryCanceled as error:  # the server rolled the statement back
+            attempt.cancelled = self.database.scrub(
+                error.diag.message_primary or one_line(error))
         except psycopg.OperationalError as error:
             attempt.failure = error
             connection.close()  # the pool replaces a closed connection instead of lending it
@@ -294,9 +307,6 @@ class PostgresStore(SqlStore, OrderedStore):
             if connection.info.transaction_status in _OPEN and attempt.failure is None:
                 connection.execute("ROLLBACK")
         return attempt
-
-    def _commit(self, connection: psycopg.Connection[Any]) -> None:
-        connection.execute("COMMIT")
 
     def _settle(self, batch: list[Envelope], bodies: list[str],
                 patience: Patience) -> bool | None:
@@ -323,8 +333,8 @@ class PostgresStore(SqlStore, OrderedStore):
 
     def _write(self, connection: psycopg.Connection[Any],
                params: list[Any]) -> psycopg.Cursor[Any]:
-        """Queue the round's insert (in the append's pipeline, inside its transaction); the
-        cursor's row count says, once synced, how many events it stored: all or none."""
+        """The round's insert: one statement, so one transaction of its own, in one round trip.
+        The cursor's row count says how many events it stored: all or none."""
         cursor = connection.cursor()
         cursor.execute(sql.INSERT, params)
         return cursor
@@ -386,3 +396,5 @@ class PostgresStore(SqlStore, OrderedStore):
         if not self._closed.is_set():
             self._closed.set()
             self._pool.close()
+            if self._writers is not None:
+                self._writers.close()

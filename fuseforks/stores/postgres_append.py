@@ -1,11 +1,10 @@
 """An append to the PostgreSQL store when the server can go away for a moment: how long it keeps
 trying, and how a round whose commit went unanswered is settled.
 
-A connection lost before the round's COMMIT was sent leaves nothing of the round on the server
-(it rolls the transaction back), so the round is tried again, on a new connection, within the
-store's patience (`APPEND_PATIENCE`). Lost while committing, the round is stored whole or not at
-all, and only the server knows which: the store reads the round's seqs back before it tries again
-(absent) or returns (stored as sent). A round that is tried again never lands twice: the turn's
+A round is one statement, committed as its own transaction. A connection lost while it is
+written leaves the round stored whole or not at all, and only the server knows which: the store
+reads the round's seqs back on a new connection before it tries again (absent) or returns (stored
+as sent), within the store's patience (`APPEND_PATIENCE`). A round that is tried again never lands twice: the turn's
 primary key refuses a second copy, and a copy refused so is read back as the store's own.
 """
 
@@ -27,9 +26,9 @@ POOL_WAIT = 2.0
 """Seconds an append waits for a pooled connection before it tries on a new one (every pooled
 connection may be broken at once, and the pool reconnects at its own pace)."""
 INSERT_TIMEOUT = 5.0
-"""Seconds an append's insert may run before the server cancels it (`statement_timeout`, for
-that transaction only). With `IDLE_IN_WRITE` it bounds how long one of the store's transactions
-can hold followers back: at most 5 s inside its insert, then 2 s before its commit."""
+"""Seconds an append's insert may run before the server cancels it (`statement_timeout` of the
+store's writing sessions). An append is one statement, so this bounds how long one of the
+store's transactions can hold followers back."""
 
 
 class Patience:
@@ -67,8 +66,11 @@ class Attempt:
 
     inserted: int = 0
     committing: bool = False
-    """COMMIT was sent: if the connection was lost now, the round may be stored."""
+    """The round was sent: if the connection was lost now, the round may be stored."""
     raced: bool = False
+    cancelled: str = ""
+    """Why the server cancelled the insert (a statement timeout): nothing of the round is
+    stored, and trying again would wait on the same thing."""
     failure: psycopg.OperationalError | None = None
 
 

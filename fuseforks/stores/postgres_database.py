@@ -26,8 +26,9 @@ IDLE_IN_WRITE = 2.0
 """Seconds a writing session may sit inside a transaction without running a statement before
 the server ends it (`idle_in_transaction_session_timeout`). A transaction that holds an id holds
 back every follower of the global order until it ends (`PostgresStore.follow`), so a writer
-stopped between its insert and its commit — a process paused or stuck — must not hold it for
-long; the store's own transactions are idle only for the round trip before their commit."""
+stopped between an insert and its commit — a process paused or stuck — must not hold it for
+long. The store's own appends are one statement each and never sit idle in a transaction; this
+bounds any other transaction opened on the same options."""
 
 
 def one_line(error: BaseException) -> str:
@@ -75,10 +76,14 @@ class Database:
         added = [f"-c {name}={value}" for name, value in settings.items()]
         return {**self.options, "options": " ".join(filter(None, [given, *added]))}
 
-    def writing(self) -> dict[str, Any]:
+    def writing(self, statement_timeout: float = 0.0) -> dict[str, Any]:
         """The options of a session that writes the store: a transaction it leaves idle is
-        ended by the server after `IDLE_IN_WRITE` seconds."""
-        return self.session(idle_in_transaction_session_timeout=round(IDLE_IN_WRITE * 1000))
+        ended by the server after `IDLE_IN_WRITE` seconds, and with `statement_timeout` a
+        statement is cancelled after that many seconds."""
+        settings = {"idle_in_transaction_session_timeout": round(IDLE_IN_WRITE * 1000)}
+        if statement_timeout:
+            settings["statement_timeout"] = round(statement_timeout * 1000)
+        return self.session(**settings)
 
     def connect(self, **settings: Any) -> psycopg.Connection[Any]:
         """A connection of its own (not a pooled one), `settings` added to the options."""

@@ -1,7 +1,6 @@
-"""An append whose connection is lost: before its commit it is tried again on new connections
-for as long as the store's patience lasts; while committing, the store reads back whether the
-round is stored before it tries again or gives up. Never a round twice, never a round lost
-without saying so."""
+"""An append whose connection is lost: the store reads back whether the round is stored, and
+tries it again on new connections (when it is not) for as long as the store's patience lasts.
+Never a round twice, never a round lost without saying so."""
 
 from __future__ import annotations
 
@@ -92,24 +91,24 @@ def test_an_append_that_keeps_losing_its_connection_gives_up_and_stores_nothing(
 
 
 class LostCommit(PostgresStore):
-    """Loses the connection of its first commit: after the server committed (`committed`), or
-    before the commit reached it."""
+    """Loses the connection of its first append: after the server committed it (`committed`),
+    or before the round reached the server."""
 
     committed = True
     lost = 0
 
-    def _commit(self, connection: psycopg.Connection[Any]) -> None:
+    def _write(self, connection: psycopg.Connection[Any], params: list[Any]) -> Any:
         if self.lost:
-            return super()._commit(connection)
+            return super()._write(connection, params)
         self.lost += 1
         if self.committed:
-            super()._commit(connection)
+            super()._write(connection, params)
             connection.close()
             raise psycopg.OperationalError("server closed the connection unexpectedly")
         with psycopg.connect(self.url, autocommit=True) as other:
             other.execute("SELECT pg_terminate_backend(%s)", [connection.info.backend_pid])
         wait_gone(self.url, connection.info.backend_pid)
-        return super()._commit(connection)  # lost: the server never saw it
+        return super()._write(connection, params)  # lost: the server never saw it
 
 
 @pytest.mark.parametrize("committed", [True, False], ids=["committed", "not-committed"])

@@ -196,11 +196,12 @@ class SlowStore(PostgresStore):
     insert_timeout = 600.0  # it waits at the gate as long as the test needs
 
     def _write(self, connection: Any, params: list[Any]) -> Any:
-        writing = super()._write(connection, params)
-        if self.delay:
-            connection.execute("SELECT pg_sleep(%s)", [self.delay])
-        if self.gated:
-            connection.execute("SELECT pg_advisory_xact_lock_shared(%s)", [GATE])
+        with connection.transaction():
+            writing = super()._write(connection, params)
+            if self.delay:
+                connection.execute("SELECT pg_sleep(%s)", [self.delay])
+            if self.gated:
+                connection.execute("SELECT pg_advisory_xact_lock_shared(%s)", [GATE])
         return writing
 
 
@@ -306,6 +307,37 @@ def test_a_writer_that_loses_the_race_gets_a_concurrency_error(pg_url: str) -> N
         (1, RoundStarted(round=1)), (2, RoundStarted(round=2)), (3, RoundStarted(round=3))]
     first.close()
     second.close()
+
+
+def test_an_insert_that_waits_past_the_timeout_is_cancelled_and_stores_nothing(
+        pg_url: str) -> None:
+    """Another program's transaction holds the next seq uncommitted: the append's insert waits
+    on it until the writing session's statement timeout cancels it — one line, nothing stored,
+    no retry as if the connection had been lost — and the turn goes on once that transaction
+    is gone."""
+
+    class Hasty(PostgresStore):
+        insert_timeout = 0.3
+
+    store = Hasty(pg_url)
+    store.append(sealed("t1", [RoundStarted(round=1)]))
+    squatter = psycopg.connect(pg_url)  # not autocommit: its insert stays uncommitted
+    squatter.execute("INSERT INTO events (turn_id, seq, kind, version, at, body) "
+                     "VALUES ('t1', 2, 'RoundStarted', 1, '', '{}')")
+    began = time.monotonic()
+    with pytest.raises(StoreError) as caught:
+        store.append(sealed("t1", [RoundStarted(round=2)], 1))
+    assert time.monotonic() - began < 3  # cancelled once, not tried again for its patience
+    assert str(caught.value) == (
+        f"{name_of(pg_url)}: append failed: the server cancelled the insert of turn t1 seq 2-2 "
+        "(canceling statement due to statement timeout; an insert may take 0.3 s); nothing of "
+        "it was stored")
+    squatter.rollback()
+    squatter.close()
+    assert [e.seq for e in store.read("t1")] == [1]
+    store.append(sealed("t1", [RoundStarted(round=2)], 1))
+    assert [e.seq for e in store.read("t1")] == [1, 2]
+    store.close()
 
 
 WRITER = """
