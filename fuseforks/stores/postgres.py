@@ -32,8 +32,9 @@ a second, async interface onto the store — and onto every caller — for no ga
   never a duplicate, never a gap. The pixel guard runs before anything is sent (the SQL base's
   `append`).
 - **Failure**: a connection lost while a round is written leaves the round whole or absent on
-  the server, and only the server knows which: the store reads its seqs back on a new
-  connection, then returns (stored as sent) or tries again, for up to `APPEND_PATIENCE` seconds
+  the server, and only the server knows which: on a new connection the store waits until the
+  session the round was sent on has stopped running it, reads its seqs back, then returns
+  (stored as sent) or tries again, for up to `APPEND_PATIENCE` seconds
   (`fuseforks.stores.postgres_append`). Every failure is a `StoreError` of one line naming the URL with its password
   replaced by `***`.
 - **Global order** (`follow`): `position` is a sequence, and a sequence has gaps in commit order —
@@ -44,8 +45,8 @@ a second, async interface onto the store — and onto every caller — for no ga
   reader's position never passes an event that is still to appear. A long-running transaction
   anywhere on the server holds followers back until it ends (it does not make them skip), so the
   store's own are kept short: an append is one statement, which the server cancels after
-  `INSERT_TIMEOUT` (5 s), so a writer of this store holds followers back 5 s at most, whenever
-  it stops. (A writing session left idle inside a transaction — another program's, on the same
+  `INSERT_TIMEOUT` (5 s), so a writer of this store that stops holds followers back about 5 s at
+  most (the commit's own sync comes on top). (A writing session left idle inside a transaction — another program's, on the same
   options — is ended after `IDLE_IN_WRITE`.)
 - Opened `read_only`, nothing is created, migrated or written (connections run with
   `default_transaction_read_only`), and an empty database is not a store.
@@ -136,17 +137,29 @@ class PostgresStore(SqlStore, OrderedStore):
             weakref.WeakKeyDictionary())
         self._used_lock = threading.Lock()
         self._pool = self._pool_of(self.database.options, pool_size, timeout, "fuseforks")
-        self._writers = None if read_only else self._pool_of(
-            self.database.writing(statement_timeout=self.insert_timeout), pool_size, timeout,
-            "fuseforks-writes")
+        self._writers = None
+        if not read_only:
+            try:
+                self._writers = self._pool_of(
+                    self.database.writing(statement_timeout=self.insert_timeout), pool_size,
+                    timeout, "fuseforks-writes")
+            except BaseException:
+                self._pool.close()
+                raise
 
     def _pool_of(self, options: dict[str, Any], size: int, timeout: float,
                  name: str) -> ConnectionPool[psycopg.Connection[Any]]:
         pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
             self.url, kwargs=options, min_size=1, max_size=max(1, size), open=False,
             check=self._check_idle, name=name, timeout=timeout + 20)
-        with self._translate("open"):
+        try:
             pool.open(wait=True, timeout=timeout)
+        except PoolTimeout:
+            pool.close()
+            with self._translate("open"), self.database.connect(**options):
+                pass  # the server's own reason, when it gives one
+            raise StoreError(f"{self.name}: open failed: no connection of the pool came in "
+                             f"{timeout:g} s") from None
         return pool
 
     # --- connections ----------------------------------------------------------------------------
@@ -211,6 +224,8 @@ class PostgresStore(SqlStore, OrderedStore):
     def _insert(self, batch: list[Envelope], bodies: list[str]) -> None:
         # The round's own shape first (one turn, seqs without gaps), then, on the server, that it
         # continues the stored tail: a mismatch is said against the tail actually stored.
+        if self._closed.is_set():
+            raise StoreError(f"{self.name}: the store is closed")
         turn_id = batch[0].turn_id if batch else ""
         try:
             check_continuation(batch, batch[0].seq - 1 if batch else 0)
@@ -231,36 +246,43 @@ class PostgresStore(SqlStore, OrderedStore):
                            self.database.scrub(one_line(attempt.failure)))
         while attempt.failure is not None:
             detail = self.database.scrub(one_line(attempt.failure))
-            if attempt.committing:
-                stored = self._settle(batch, bodies, patience)
+            if attempt.sent:
+                stored = self._settle(batch, bodies, patience, attempt.backend)
                 if stored:
                     break
                 if stored is None:
-                    raise StoreError(
-                        f"{self.name}: append failed: the connection was lost while committing "
-                        f"{what}, which is stored whole or not at all: read the turn to know "
-                        f"({detail})") from None
+                    raise StoreError(self._unsettled(what, detail)) from None
             if not patience.retry():
                 raise StoreError(
                     f"{self.name}: append failed: the connection was lost before {what} was "
                     f"committed; nothing of it was stored ({detail})") from None
             attempt = self._attempt(params, patience)
+        if lost:  # the server was away: the pools' other connections may be broken
+            for pool in filter(None, (self._pool, self._writers)):
+                with contextlib.suppress(Exception):
+                    pool.check()
         if attempt.cancelled:
+            reason = attempt.cancelled
+            if "statement timeout" in reason:
+                reason += f"; an insert may take {self.insert_timeout:g} s"
             raise StoreError(f"{self.name}: append failed: the server cancelled the insert of "
-                             f"{what} ({attempt.cancelled}; an insert may take "
-                             f"{self.insert_timeout:g} s); nothing of it was stored")
-        if lost and self._writers is not None:  # the server was away: the pool's other
-            with contextlib.suppress(Exception):  # connections may be broken
-                self._writers.check()
+                             f"{what} ({reason}); nothing of it was stored")
         if attempt.failure is None and (attempt.raced or attempt.inserted != len(batch)):
-            # A commit whose answer was lost may have landed after all: the round is ours.
-            if lost and self._settle(batch, bodies, patience):
-                return
+            if lost:  # a round sent before the loss may have landed after all: then it is ours
+                stored = self._settle(batch, bodies, patience)
+                if stored:
+                    return
+                if stored is None:
+                    raise StoreError(self._unsettled(what, "the server could not be asked again in time"))
             if attempt.raced:
                 self._raced(batch)
             check_continuation(batch, self.last_seq(turn_id))
             raise ConcurrencyError(f"{self.name}: turn {turn_id}: seq {batch[0].seq} does not "
                                    "continue the stored tail")
+
+    def _unsettled(self, what: str, detail: str) -> str:
+        return (f"{self.name}: append failed: the connection was lost while {what} was written, "
+                f"which is stored whole or not at all: read the turn to know ({detail})")
 
     def _attempt(self, params: list[Any], patience: Patience | None = None) -> Attempt:
         """One try at the round's transaction, on a pooled connection or (after a loss) on a
@@ -289,7 +311,7 @@ class PostgresStore(SqlStore, OrderedStore):
             raise StoreError(f"{self.name}: the store is closed")
         # From the first byte sent, a lost connection may have left the round committed, and
         # only reading it back can say.
-        attempt = Attempt(committing=True)
+        attempt = Attempt(sent=True, backend=connection.info.backend_pid)
         try:
             attempt.inserted = self._write(connection, params).rowcount
         except psycopg.errors.UniqueViolation:
@@ -308,17 +330,22 @@ class PostgresStore(SqlStore, OrderedStore):
                 connection.execute("ROLLBACK")
         return attempt
 
-    def _settle(self, batch: list[Envelope], bodies: list[str],
-                patience: Patience) -> bool | None:
+    def _settle(self, batch: list[Envelope], bodies: list[str], patience: Patience,
+                backend: int = 0) -> bool | None:
         """Whether a round whose commit went unanswered is stored: read back on a new
-        connection (within `patience`). True: every event of it is stored as sent; False:
-        none is; None: the server could not be asked in time. Other events at its seqs are
-        another writer's: `ConcurrencyError`."""
+        connection (within `patience`), once `backend` — the server process it was sent on —
+        no longer runs a statement. True: every event of it is stored as sent; False: none
+        is; None: the server could not be asked in time. Other events at its seqs are another
+        writer's: `ConcurrencyError`."""
         turn_id, first, last = batch[0].turn_id, batch[0].seq, batch[-1].seq
         while True:
             try:
                 with self.database.connect(
                         connect_timeout=connect_timeout(patience)) as connection:
+                    while backend and connection.execute(sql.RUNNING, [backend]).fetchone():
+                        if not patience.left():
+                            return None
+                        time.sleep(0.02)
                     rows = connection.execute(sql.SETTLE, [turn_id, first, last]).fetchall()
                 break
             except psycopg.OperationalError:

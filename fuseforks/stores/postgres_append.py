@@ -2,9 +2,11 @@
 trying, and how a round whose commit went unanswered is settled.
 
 A round is one statement, committed as its own transaction. A connection lost while it is
-written leaves the round stored whole or not at all, and only the server knows which: the store
-reads the round's seqs back on a new connection before it tries again (absent) or returns (stored
-as sent), within the store's patience (`APPEND_PATIENCE`). A round that is tried again never lands twice: the turn's
+written leaves the round stored whole or not at all, and only the server knows which — once the
+session it was sent on has stopped running it (a server process may not notice its client is
+gone until it answers). The store waits for that on a new connection, then reads the round's
+seqs back before it tries again (absent) or returns (stored as sent), within the store's
+patience (`APPEND_PATIENCE`). A round that is tried again never lands twice: the turn's
 primary key refuses a second copy, and a copy refused so is read back as the store's own.
 """
 
@@ -65,8 +67,10 @@ class Attempt:
     """How one try at an append's transaction went."""
 
     inserted: int = 0
-    committing: bool = False
+    sent: bool = False
     """The round was sent: if the connection was lost now, the round may be stored."""
+    backend: int = 0
+    """The server process of the session the round was sent on."""
     raced: bool = False
     cancelled: str = ""
     """Why the server cancelled the insert (a statement timeout): nothing of the round is

@@ -236,6 +236,8 @@ IDENTITY = f"SELECT value FROM {META} WHERE key = 'store_id'"
 TAIL = f"SELECT max(seq) FROM {EVENTS} WHERE turn_id = %s"
 SETTLE = f"SELECT seq, body FROM {EVENTS} WHERE turn_id = %s AND seq BETWEEN %s AND %s ORDER BY seq"
 """What is stored at a round's seqs (is a round whose commit went unanswered stored?)."""
+RUNNING = "SELECT 1 FROM pg_stat_activity WHERE pid = %s AND state = 'active'"
+"""Whether a session is still running a statement (a round whose client is gone may still be)."""
 INSERT = f"""INSERT INTO {EVENTS} (turn_id, seq, kind, version, at, body)
     SELECT %s, * FROM unnest(%b::integer[], %b::text[], %b::integer[], %b::text[], %b::text[])
     WHERE (SELECT coalesce(max(seq), 0) FROM {EVENTS} WHERE turn_id = %s) = %s"""

@@ -4,6 +4,8 @@ Never a round twice, never a round lost without saying so."""
 
 from __future__ import annotations
 
+import os
+import socket
 import threading
 import time
 from typing import Any
@@ -21,6 +23,7 @@ from tests.stores.test_postgres_store import (
     name_of,
     sealed,
     terminate_at_gate,
+    wait_for_backends,
     wait_gone,
 )
 
@@ -124,4 +127,78 @@ def test_a_commit_whose_answer_was_lost_is_settled_by_reading_the_turn(
     assert store.read("t1") == round_
     store.append(sealed("t1", [RoundStarted(round=3)], 2))  # the turn goes on
     assert [e.seq for e in store.read("t1")] == [1, 2, 3]
+    store.close()
+
+
+class LostWhileWaiting(PostgresStore):
+    """Loses its first append's connection while the server still runs the insert (it waits
+    on another session's uncommitted row at the same seq): the client is gone, the server's
+    process is not, and it commits the round once that row is rolled back."""
+
+    lose = False
+    writes = 0
+
+    def _write(self, connection: psycopg.Connection[Any], params: list[Any]) -> Any:
+        self.writes += 1
+        if not self.lose or self.writes > 1:
+            return super()._write(connection, params)
+        pid = connection.info.backend_pid
+        failed: list[BaseException] = []
+
+        def insert() -> None:
+            try:
+                super(LostWhileWaiting, self)._write(connection, params)
+            except BaseException as error:
+                failed.append(error)
+
+        waiting = threading.Thread(target=insert)
+        waiting.start()
+        wait_for_backends(self.url, f"pid = {pid} AND wait_event_type = 'Lock'")
+        socket.socket(fileno=os.dup(connection.pgconn.socket)).shutdown(socket.SHUT_RDWR)
+        waiting.join()
+        assert failed and isinstance(failed[0], psycopg.OperationalError), failed
+        raise failed[0]
+
+
+def test_a_round_whose_server_process_outlives_the_connection_is_read_back_once_it_ends(
+        pg_url: str) -> None:
+    """Reading the round back while the server still runs its insert would find nothing, and
+    the round would be sent again: the store waits for that process to finish, then finds the
+    round stored — sent once, stored once."""
+    store = LostWhileWaiting(pg_url)
+    store.append(sealed("t1", [RoundStarted(round=1)]))
+    squatter = psycopg.connect(pg_url)  # not autocommit: its row stays uncommitted
+    squatter.execute("INSERT INTO events (turn_id, seq, kind, version, at, body) "
+                     "VALUES ('t1', 2, 'RoundStarted', 1, '', '{}')")
+    store.lose, store.writes = True, 0
+    release = threading.Timer(1.0, squatter.rollback)
+    release.start()
+    round_ = sealed("t1", [RoundStarted(round=2)], 1)
+    store.append(round_)
+    release.join()
+    squatter.close()
+    assert store.writes == 1  # not sent again
+    assert [(e.seq, e.event) for e in store.read("t1")] == [
+        (1, RoundStarted(round=1)), (2, RoundStarted(round=2))]
+    store.close()
+
+
+def test_after_a_lost_connection_every_pooled_session_is_checked(pg_url: str) -> None:
+    """The server ended every session (a restart, a failover): the append that finds out goes
+    on on a new connection, and the reads that follow at once do not get a dead session the
+    pool would otherwise lend without a look (one used a moment ago)."""
+    store = PostgresStore(pg_url)
+    store.append(sealed("t1", [RoundStarted(round=1)]))
+    assert [e.seq for e in store.read("t1")] == [1]
+    database = pg_url.rsplit("/", 1)[1]
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        pids = [pid for (pid,) in admin.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND "
+            "application_name = 'fuseforks'", [database])]
+        assert len(pids) == 2  # one reading session, one writing session
+        for pid in pids:
+            admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+            wait_gone(pg_url, pid)
+    store.append(sealed("t1", [RoundStarted(round=2)], 1))
+    assert [e.seq for e in store.read("t1")] == [1, 2]
     store.close()

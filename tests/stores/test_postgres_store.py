@@ -397,11 +397,43 @@ def test_two_processes_appending_to_one_turn_leave_no_duplicate_and_no_gap(pg_ur
     assert sum(lost for _, lost in counts) > 0, "the writers never raced"
 
 
-def test_a_closed_store_says_so(pg_url: str) -> None:
+def test_a_closed_store_says_so(pg_url: str, caplog: pytest.LogCaptureFixture) -> None:
     store = PostgresStore(pg_url)
     store.close()
     with pytest.raises(StoreError, match="the store is closed"):
         store.read("t1")
+    began = time.monotonic()
+    with pytest.raises(StoreError) as caught:
+        store.append(sealed("t1", [RoundStarted(round=1)]))
+    assert str(caught.value) == f"{name_of(pg_url)}: the store is closed"
+    assert time.monotonic() - began < 0.1 and not caplog.records  # not taken for a lost connection
+
+
+def test_a_store_whose_writing_sessions_cannot_open_leaves_no_pool_behind(pg_url: str) -> None:
+    """The writing sessions carry options of their own (a statement timeout); refused, the store
+    says why in one line and closes the pool of reading sessions it had already opened."""
+
+    class Refused(PostgresStore):
+        insert_timeout = -1.0  # the server refuses a negative statement_timeout
+
+    database = pg_url.rsplit("/", 1)[1]
+
+    def sessions() -> int:
+        with psycopg.connect(pg_url, autocommit=True) as connection:
+            (count,) = connection.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND "
+                "application_name = 'fuseforks'", [database]).fetchone() or (0,)
+        return int(count)
+
+    with pytest.raises(StoreError) as caught:
+        Refused(pg_url)
+    message = str(caught.value)
+    assert message.startswith(f"{name_of(pg_url)}: cannot connect to PostgreSQL (")
+    assert "statement_timeout" in message and "\n" not in message, message
+    deadline = time.monotonic() + 10
+    while sessions():
+        assert time.monotonic() < deadline, "the reading pool's session outlived the store"
+        time.sleep(0.05)
 
 
 # --- older events --------------------------------------------------------------------------------
