@@ -137,6 +137,11 @@ class LostWhileWaiting(PostgresStore):
 
     lose = False
     writes = 0
+    settling: threading.Event
+
+    def _settle(self, *args: Any) -> bool | None:
+        self.settling.set()
+        return super()._settle(*args)
 
     def _write(self, connection: psycopg.Connection[Any], params: list[Any]) -> Any:
         self.writes += 1
@@ -170,12 +175,17 @@ def test_a_round_whose_server_process_outlives_the_connection_is_read_back_once_
     squatter = psycopg.connect(pg_url)  # not autocommit: its row stays uncommitted
     squatter.execute("INSERT INTO events (turn_id, seq, kind, version, at, body) "
                      "VALUES ('t1', 2, 'RoundStarted', 1, '', '{}')")
-    store.lose, store.writes = True, 0
-    release = threading.Timer(1.0, squatter.rollback)
-    release.start()
-    round_ = sealed("t1", [RoundStarted(round=2)], 1)
-    store.append(round_)
-    release.join()
+    store.lose, store.writes, store.settling = True, 0, threading.Event()
+
+    def release() -> None:  # once the store reads the round back, and not at once
+        store.settling.wait(30)
+        time.sleep(0.5)
+        squatter.rollback()
+
+    releasing = threading.Thread(target=release)
+    releasing.start()
+    store.append(sealed("t1", [RoundStarted(round=2)], 1))
+    releasing.join()
     squatter.close()
     assert store.writes == 1  # not sent again
     assert [(e.seq, e.event) for e in store.read("t1")] == [

@@ -402,11 +402,10 @@ def test_a_closed_store_says_so(pg_url: str, caplog: pytest.LogCaptureFixture) -
     store.close()
     with pytest.raises(StoreError, match="the store is closed"):
         store.read("t1")
-    began = time.monotonic()
     with pytest.raises(StoreError) as caught:
         store.append(sealed("t1", [RoundStarted(round=1)]))
     assert str(caught.value) == f"{name_of(pg_url)}: the store is closed"
-    assert time.monotonic() - began < 0.1 and not caplog.records  # not taken for a lost connection
+    assert not caplog.records  # not taken for a lost connection, read back and tried again
 
 
 def test_a_store_whose_writing_sessions_cannot_open_leaves_no_pool_behind(pg_url: str) -> None:
