@@ -100,15 +100,17 @@ async def normalize_result_images_async(blocks: Sequence[ImageBlock],
     while cursor < len(blocks) and kept < limits.max_images:
         wave = range(cursor, min(len(blocks), cursor + limits.max_images - kept))
         results: dict[int, Outcome] = {}
+        pending: dict[int, ImageBlock] = {}
         for index in wave:
-            quick = _from_header(blocks[index], index, limits)
-            if quick is not None:
-                results[index] = quick
-        pending = [index for index in wave if index not in results]
+            looked = _from_header(blocks[index], index, limits)
+            if isinstance(looked, NormalizedImage | DroppedImage):
+                results[index] = looked
+            else:  # its bytes, when the look decoded them: base64 is decoded once
+                pending[index] = blocks[index] if looked is None else looked
         if pending:
             async with anyio.create_task_group() as group:
-                for index in pending:
-                    group.start_soon(_normalize_in_thread, blocks[index], index, limits, results)
+                for index, block in pending.items():
+                    group.start_soon(_normalize_in_thread, block, index, limits, results)
         outcomes.update(results)
         kept += sum(isinstance(results[i], NormalizedImage) for i in wave)
         cursor = wave.stop
@@ -129,8 +131,10 @@ of microseconds (a camera's 7 KB frame: 40 µs), less than handing it to a worke
 waking the loop again. Only what needs its pixels decoded and encoded again goes to a thread."""
 
 
-def _from_header(block: ImageBlock, index: int, limits: ImageLimits) -> Outcome | None:
-    """The outcome of a small block when no pixel must be decoded for it, else None."""
+def _from_header(block: ImageBlock, index: int,
+                 limits: ImageLimits) -> Outcome | bytes | None:
+    """The outcome of a small block when no pixel must be decoded for it; else its bytes (for
+    the thread that decodes its pixels), or None for a block too large to look at here."""
     if len(block) > ON_LOOP_MAX:
         return None
     return _judged(block, index, limits, decode=False)
@@ -199,13 +203,14 @@ def _a2b_in_slices(text: str) -> bytes:
 
 def _normalize(data: ImageBlock, index: int, limits: ImageLimits) -> Outcome:
     outcome = _judged(data, index, limits, decode=True)
-    assert outcome is not None  # with the decoder at hand, every block has an outcome
+    assert not isinstance(outcome, bytes)  # with the decoder at hand, every block has an outcome
     return outcome
 
 
-def _judged(data: ImageBlock, index: int, limits: ImageLimits, *, decode: bool) -> Outcome | None:
-    """`decode=False`: None where the pixels would be decoded (a re-encode, or the decoder's
-    own judgement of a header ours could not walk)."""
+def _judged(data: ImageBlock, index: int, limits: ImageLimits, *,
+            decode: bool) -> Outcome | bytes:
+    """`decode=False`: the image's bytes where its pixels would be decoded (a re-encode, or the
+    decoder's own judgement of a header ours could not walk)."""
     try:
         return _decide(data, index, limits, decode)
     except Exception as error:  # the contract is "never raises", whatever the input
@@ -214,7 +219,7 @@ def _judged(data: ImageBlock, index: int, limits: ImageLimits, *, decode: bool) 
 
 
 def _decide(data: ImageBlock, index: int, limits: ImageLimits, decode: bool = True,
-            ) -> Outcome | None:
+            ) -> Outcome | bytes:
     if isinstance(data, str):
         # 4 base64 characters carry 3 bytes: the decoded size is known before decoding.
         if len(data) // 4 * 3 - data[-2:].count("=") > INPUT_MAX_BYTES:
@@ -245,14 +250,14 @@ def _decide(data: ImageBlock, index: int, limits: ImageLimits, decode: bool = Tr
             return _drop("too_large", index, fmt, refused)
     if fmt not in HEADER_WALKED:
         # the decoder's header is checked before it decodes
-        return _reencoded(raw, fmt, index, limits) if decode else None
+        return _reencoded(raw, fmt, index, limits) if decode else raw
     try:
         header = probe(raw, fmt)
     except ProbeError as error:
         # Our header walk is strict; libjpeg and libwebp forgive some damage (stray bytes between
         # segments). Let the decoder judge: it re-checks the edge limit before decoding and
         # refuses a cut file, so nothing broken goes out and nothing readable is lost.
-        return _reencoded(raw, fmt, index, limits, if_unreadable=str(error)) if decode else None
+        return _reencoded(raw, fmt, index, limits, if_unreadable=str(error)) if decode else raw
     if min(header.width, header.height) < 1:
         return _drop("unreadable", index, fmt, "declares a zero dimension")
     refused = _over_limits(fmt, header.width, header.height, limits.max_edge_px)
@@ -260,7 +265,7 @@ def _decide(data: ImageBlock, index: int, limits: ImageLimits, decode: bool = Tr
         return _drop("too_large", index, fmt, refused)
     if passes_through(header, len(raw), limits):
         return _passed_through(raw, header)
-    return _reencoded(raw, fmt, index, limits) if decode else None
+    return _reencoded(raw, fmt, index, limits) if decode else raw
 
 
 def _over_limits(fmt: str, width: int, height: int, max_edge: int) -> str | None:

@@ -123,12 +123,21 @@ async def test_a_small_image_its_header_decides_is_judged_on_the_loop(
         threads.append((index, threading.get_ident()))
         return real(data, index, *limits)
 
+    decoded: list[int] = []
+    real_decode = images_module._decode_base64
+
+    def decode(text: str) -> bytes:
+        decoded.append(len(text))
+        return real_decode(text)
+
     monkeypatch.setattr(images_module, "_normalize", in_thread)
+    monkeypatch.setattr(images_module, "_decode_base64", decode)
     alpha = b64(gen.encode(gen.photo(300, 200).convert("RGBA"), "PNG"))
     blocks = [*five_jpegs()[:2], "QUJD", alpha]
     result = await normalize_result_images_async(blocks)
     assert [index for index, _ in threads] == [3]  # only the PNG to re-encode
     assert threads[0][1] != threading.get_ident()
+    assert decoded.count(len(alpha)) == 1  # decoded on the loop, not again in the thread
     monkeypatch.setattr(images_module, "_normalize", real)
     assert result == normalize_result_images(blocks)
     assert [k.path for k in result.kept] == ["pass_through", "pass_through", "re_encoded"]
