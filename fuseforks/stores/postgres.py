@@ -3,17 +3,17 @@ machines writing one record, and an `OrderedRecord` a relay follows in commit or
 
 What it shares with the SQLite store — the checks at open, the pixel guard, reading with
 upcasting, the audit queries — is the SQL base's (`fuseforks.stores.sql`); this module holds the
-connections (a pool for reading, one for writing) and what only PostgreSQL does: the append's server-side tail check, its
-answer to a lost connection, and the global order.
+connections (a pool for reading, one for writing) and what only PostgreSQL does: the append's
+server-side tail check, its answer to a lost connection, and the global order.
 
 Synchronous, on purpose. The store interface is synchronous and every call already runs off the
-event loop (`StoreWriter` appends through `anyio.to_thread` — this store never commits on the loop,
-its `append_now` says False: a network round trip can wait on anything —, the agent reads a
-conversation the same way, the commands are synchronous), so the store uses psycopg 3's synchronous
-`ConnectionPool`: each worker thread borrows a connection for one call. Appends borrow from a
-pool of their own, whose sessions cancel a statement after `INSERT_TIMEOUT`; reads (an audit can
-take long) borrow from the other. An async pool would force
-a second, async interface onto the store — and onto every caller — for no gain.
+event loop (`StoreWriter` appends through `anyio.to_thread` — this store never commits on the
+loop, its `append_now` says False: a network round trip can wait on anything —, the agent reads a
+conversation the same way, the commands are synchronous), so the store uses psycopg 3's
+synchronous `ConnectionPool`: each worker thread borrows a connection for one call. Appends
+borrow from a pool of their own, whose sessions cancel a statement after `INSERT_TIMEOUT`; reads
+(an audit can take long) borrow from the other. An async pool would force a second, async
+interface onto the store — and onto every caller — for no gain.
 
 - **Layout** (`fuseforks.stores.postgres_sql`): `events(turn_id, seq, kind, version, at, body)`
   keyed by `(turn_id, seq)`, the body as the exact text msgspec wrote, plus `tx` and `position`
@@ -25,8 +25,8 @@ a second, async interface onto the store — and onto every caller — for no ga
 - **Append**: one statement per round, which the session commits as its own transaction: one
   round trip, with no transaction left open between two of them. It inserts the whole round,
   and only if the turn's stored tail is the seq just before it — the tail is checked by the
-  statement itself; a round
-  that does not continue the tail stores nothing and raises `ConcurrencyError`. Two writers that
+  statement itself; a round that does not continue the tail stores nothing and raises
+  `ConcurrencyError`. Two writers that
   read the same tail at once both try to insert its next seq: the primary key `(turn_id, seq)`
   makes the second one wait for the first and then fail, and it gets `ConcurrencyError` too —
   never a duplicate, never a gap. The pixel guard runs before anything is sent (the SQL base's
@@ -35,8 +35,8 @@ a second, async interface onto the store — and onto every caller — for no ga
   the server, and only the server knows which: on a new connection the store waits until the
   session the round was sent on has stopped running it, reads its seqs back, then returns
   (stored as sent) or tries again, for up to `APPEND_PATIENCE` seconds
-  (`fuseforks.stores.postgres_append`). Every failure is a `StoreError` of one line naming the URL with its password
-  replaced by `***`.
+  (`fuseforks.stores.postgres_append`). Every failure is a `StoreError` of one line naming the
+  URL with its password replaced by `***`.
 - **Global order** (`follow`): `position` is a sequence, and a sequence has gaps in commit order —
   a transaction that took position 7 may commit after the one that took 8, so a reader that
   remembered "8" would skip 7 forever. Each row also records its transaction id (`tx`, `xid8`), and
@@ -46,8 +46,8 @@ a second, async interface onto the store — and onto every caller — for no ga
   anywhere on the server holds followers back until it ends (it does not make them skip), so the
   store's own are kept short: an append is one statement, which the server cancels after
   `INSERT_TIMEOUT` (5 s), so a writer of this store that stops holds followers back about 5 s at
-  most (the commit's own sync comes on top). (A writing session left idle inside a transaction — another program's, on the same
-  options — is ended after `IDLE_IN_WRITE`.)
+  most (the commit's own sync comes on top). (A session on the same writing options left idle
+  inside a transaction — another program's — is ended after `IDLE_IN_WRITE`.)
 - Opened `read_only`, nothing is created, migrated or written (connections run with
   `default_transaction_read_only`), and an empty database is not a store.
 
@@ -238,12 +238,11 @@ class PostgresStore(SqlStore, OrderedStore):
         what = f"turn {turn_id} seq {batch[0].seq}-{batch[-1].seq}"
         patience = Patience(self.append_patience)
         attempt = self._attempt(params)
-        lost = attempt.failure is not None
-        if attempt.failure is not None:
+        lost = attempt.failure
+        if lost is not None:
             logger.warning("%s: the connection was lost while %s was written; reading it back "
                            "and trying again on a new connection for up to %g s (%s)", self.name,
-                           what, patience.seconds,
-                           self.database.scrub(one_line(attempt.failure)))
+                           what, patience.seconds, self.database.scrub(one_line(lost)))
         while attempt.failure is not None:
             detail = self.database.scrub(one_line(attempt.failure))
             if attempt.sent:
@@ -257,7 +256,7 @@ class PostgresStore(SqlStore, OrderedStore):
                     f"{self.name}: append failed: the connection was lost before {what} was "
                     f"committed; nothing of it was stored ({detail})") from None
             attempt = self._attempt(params, patience)
-        if lost:  # the server was away: the pools' other connections may be broken
+        if lost is not None:  # the server was away: the pools' other connections may be broken
             for pool in filter(None, (self._pool, self._writers)):
                 with contextlib.suppress(Exception):
                     pool.check()
@@ -268,12 +267,12 @@ class PostgresStore(SqlStore, OrderedStore):
             raise StoreError(f"{self.name}: append failed: the server cancelled the insert of "
                              f"{what} ({reason}); nothing of it was stored")
         if attempt.failure is None and (attempt.raced or attempt.inserted != len(batch)):
-            if lost:  # a round sent before the loss may have landed after all: then it is ours
+            if lost is not None:  # a round sent before the loss may have landed after all
                 stored = self._settle(batch, bodies, patience)
                 if stored:
-                    return
+                    return  # it is ours
                 if stored is None:
-                    raise StoreError(self._unsettled(what, "the server could not be asked again in time"))
+                    raise StoreError(self._unsettled(what, "it could not be read back in time"))
             if attempt.raced:
                 self._raced(batch)
             check_continuation(batch, self.last_seq(turn_id))

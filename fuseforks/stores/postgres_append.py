@@ -73,8 +73,8 @@ class Attempt:
     """The server process of the session the round was sent on."""
     raced: bool = False
     cancelled: str = ""
-    """Why the server cancelled the insert (a statement timeout): nothing of the round is
-    stored, and trying again would wait on the same thing."""
+    """Why the server cancelled the insert (its statement timeout, an operator's cancel):
+    nothing of the round is stored, and trying again would wait on the same thing."""
     failure: psycopg.OperationalError | None = None
 
 

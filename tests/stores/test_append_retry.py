@@ -200,12 +200,9 @@ def test_after_a_lost_connection_every_pooled_session_is_checked(pg_url: str) ->
     store = PostgresStore(pg_url)
     store.append(sealed("t1", [RoundStarted(round=1)]))
     assert [e.seq for e in store.read("t1")] == [1]
-    database = pg_url.rsplit("/", 1)[1]
+    pids = wait_for_backends(pg_url, "application_name = 'fuseforks'", 2)
+    assert len(pids) == 2  # one reading session, one writing session
     with psycopg.connect(pg_url, autocommit=True) as admin:
-        pids = [pid for (pid,) in admin.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND "
-            "application_name = 'fuseforks'", [database])]
-        assert len(pids) == 2  # one reading session, one writing session
         for pid in pids:
             admin.execute("SELECT pg_terminate_backend(%s)", [pid])
             wait_gone(pg_url, pid)
