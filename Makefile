@@ -4,8 +4,15 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 CHROMIUM := /usr/bin/chromium
+# The test environment is installed from a lock of exact versions the suite passed with
+# (`requirements/test.txt`, made by uv from `requirements/test.in`); `make demo` installs fuseforks
+# as a user does, its dependencies' newest releases within the lower bounds of pyproject.toml.
+LOCK := requirements/test.txt
+UV_VERSION := 0.13.9
+LOCK_COMMAND := uv pip compile requirements/test.in --python-version 3.11 --universal \
+	--no-emit-package fuseforks --custom-compile-command 'make lock' -o $(LOCK)
 
-.PHONY: demo test bench bench-peers cluster clean
+.PHONY: demo test lock test-latest bench bench-peers cluster clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,8 +22,11 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
-$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+# Exactly the locked set (no resolving), then fuseforks itself, built with the locked setuptools.
+$(VENV)/.installed-test: pyproject.toml $(LOCK) | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --no-deps -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/python -m pip check
 	touch $@ $(VENV)/.installed
 
 # Only when missing: apt-get as root, through sudo otherwise.
@@ -34,6 +44,20 @@ test: $(VENV)/.installed-test | $(CHROMIUM)
 	$(BIN)/mypy fuseforks
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadfile
+
+$(BIN)/uv: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet uv==$(UV_VERSION)
+
+# The lock again from requirements/test.in, keeping every version it can (after an edit there).
+lock: $(BIN)/uv
+	$(BIN)/$(LOCK_COMMAND)
+
+# Move forward on purpose: the lock refreshed to the newest releases, installed, and the suite run
+# against it. Green: commit requirements/test.txt on its own. Red: the failure names a real
+# incompatibility to mend, or `git checkout requirements/test.txt` goes back.
+test-latest: $(BIN)/uv
+	$(BIN)/$(LOCK_COMMAND) --upgrade
+	$(MAKE) test
 
 $(VENV)/.installed-cluster: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[cluster]'
