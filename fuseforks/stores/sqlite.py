@@ -341,6 +341,8 @@ class SqliteStore(SqlStore):
 
     def _insert(self, batch: list[Envelope], bodies: list[str]) -> None:
         with self._lock:
+            if self._closed:  # said here, not in sqlite3's words (`close` sets it first)
+                raise StoreError(f"{self.path}: the store is closed")
             if self._commits >= _CHECKPOINT_EVERY:
                 self._checkpoint()
             with self._translate("append"), self._write(self.db.conn):

@@ -64,22 +64,58 @@ def files(tmp_path: Path) -> Files:
                  photo=tmp_path / "photo.jpg", damaged=tmp_path / "damaged.jsonl")
 
 
+@dataclass(frozen=True)
+class Line:
+    """The one line on stderr when fuseforks frames another library's words (click's usage
+    messages, msgspec's, sqlite3's, libpq's): fuseforks' own start and end exactly, and in
+    between only what went wrong, by name — never the library's wording, which a release may
+    change."""
+    starts: str
+    ends: str = ""
+    names: tuple[str, ...] = ()
+
+
 @dataclass
 class Case:
     command: str
     args: Callable[[Files], list[str]]
     code: int
-    stderr: Callable[[Files], str]
-    """The one line on stderr."""
+    stderr: Callable[[Files], str | Line]
+    """The one line on stderr: exactly, when fuseforks writes all of it."""
+
+
+def assert_one_line(stderr: str, expected: str | Line) -> None:
+    lines = stderr.splitlines()
+    if isinstance(expected, str):
+        assert lines == [expected]
+        return
+    assert len(lines) == 1, lines
+    [line] = lines
+    assert line.startswith(expected.starts), line
+    assert line.endswith(expected.ends), line
+    for name in expected.names:
+        assert name in line, (name, line)
 
 
 def usage(command: str, text: str) -> str:
+    """A usage error whose text fuseforks writes, in fuseforks' frame."""
     return f"Error: {text} Try 'fuseforks {command} --help'."
 
 
-def not_sqlite(path: Path) -> str:
-    return (f"Error: {path}: not a readable SQLite database (file is not a database); "
-            "nothing was changed")
+def click_usage(command: str, *names: str) -> Line:
+    """A usage error click words (a missing file, an unknown option, a value out of range): in
+    fuseforks' frame, naming the option, value or path at fault."""
+    return Line("Error: ", f" Try 'fuseforks {command} --help'.", names)
+
+
+def bad_value(command: str, option: str, text: str) -> Line:
+    """fuseforks' own words about a value, inside click's "invalid value" wording for `option`."""
+    return Line("Error: ", f" {text}. Try 'fuseforks {command} --help'.", (option,))
+
+
+def not_sqlite(path: Path) -> Line:
+    """sqlite3's reason is its own; fuseforks names the file and says nothing changed."""
+    return Line(f"Error: {path}: not a readable SQLite database (", "); nothing was changed")
 
 
 def foreign(path: Path) -> str:
@@ -103,16 +139,22 @@ def not_a_record(path: Path) -> str:
             "stream (JSON Lines)")
 
 
-def truncated(path: Path) -> str:
-    return f"Error: {path}:4: truncated last line: Input data was truncated"
+def truncated(path: Path) -> Line:
+    """The decoder's reason follows fuseforks' line number and verdict."""
+    return Line(f"Error: {path}:4: truncated last line")
 
 
-def missing_file(command: str, what: str, path: Path) -> str:
-    return usage(command, f"Invalid value for '{what}': File '{path}' does not exist.")
+def not_json(path: Path) -> Line:
+    """The decoder's reason, in parentheses after fuseforks' verdict."""
+    return Line(f"Error: {path}: not valid JSON (", ")")
 
 
-def a_folder(command: str, what: str, path: Path) -> str:
-    return usage(command, f"Invalid value for '{what}': File '{path}' is a directory.")
+def missing_file(command: str, what: str, path: Path) -> Line:
+    return click_usage(command, what, str(path))
+
+
+def a_folder(command: str, what: str, path: Path) -> Line:
+    return click_usage(command, what, str(path))
 
 
 CONFIGS = {
@@ -126,7 +168,6 @@ CONFIGS = {
 """MCP configuration files a user gets wrong, by name."""
 
 CONFIG_ERRORS = {
-    "not-json": "not valid JSON (JSON is malformed: object keys must be strings (byte 1))",
     "a-list": 'the configuration must be an object with an "mcpServers" object',
     "no-mcp-servers": 'the configuration must be an object with an "mcpServers" object',
     "no-command": 'mcpServers.cam needs either "command" (stdio) or "url" (streamable HTTP)',
@@ -145,14 +186,20 @@ def config_case(command: str, name: str) -> Case:
                     "--mcp-config", path]
         return run_args("--mcp-config", path)(f)
 
-    return Case(command, args, 1, lambda f: f"Error: {f.root / f'{name}.json'}: {CONFIG_ERRORS[name]}")
+    def stderr(f: Files) -> str | Line:
+        path = f.root / f"{name}.json"
+        return not_json(path) if name == "not-json" else f"Error: {path}: {CONFIG_ERRORS[name]}"
+
+    return Case(command, args, 1, stderr)
 
 
 UNREACHABLE = "postgresql://fuseforks:hunter2-secret@127.0.0.1:9/agents"
 """A PostgreSQL URL where no server listens (port 9, discard)."""
 UNREACHABLE_SHOWN = "postgresql://fuseforks:***@127.0.0.1:9/agents"
-REFUSED = ('connection failed: connection to server at "127.0.0.1", port 9 failed: Connection '
-           "refused Is the server running on that host and accepting TCP/IP connections?")
+REFUSED = Line(f"Error: {UNREACHABLE_SHOWN}: cannot connect to PostgreSQL (", ")")
+"""libpq's reason is its own; fuseforks names the server without its password."""
+SECRETS = ("hunter2-secret", "bus-secret-77", "tok-bus-secret-88", "db-secret-55")
+"""The passwords and tokens the cases give: never on a terminal."""
 
 NO_BUS = "nats://127.0.0.1:9"
 """A NATS URL where no server listens."""
@@ -192,7 +239,7 @@ CASES: dict[str, Case] = {
         "replay", lambda f: ["replay", str(f.damaged), "--verify", "--json"], 1,
         lambda f: "Error: 1 of 1 turns diverged from today's engine: p4-anthropic"),
     "replay bad option": Case("replay", lambda f: ["replay", str(f.stream), "--bogus"], 2,
-                              lambda f: usage("replay", "No such option '--bogus'.")),
+                              lambda f: click_usage("replay", "--bogus")),
     # --- log
     "log missing": Case("log", lambda f: ["log", str(f.missing)], 2,
                         lambda f: missing_file("log", "SOURCE", f.missing)),
@@ -209,9 +256,9 @@ CASES: dict[str, Case] = {
     # --- submit
     "submit unknown wire": Case(
         "submit", lambda f: ["submit", "--nats", NO_BUS, "--wire", "pigeon", "--model", "m", "x"],
-        2, lambda f: usage("submit", "Invalid value for --wire: unknown wire 'pigeon'; known: "
-                           "anthropic, openai-compat, gemini, openai-responses, xai-responses, "
-                           "meta-responses, perplexity-responses.")),
+        2, lambda f: bad_value("submit", "--wire", "unknown wire 'pigeon'; known: anthropic, "
+                               "openai-compat, gemini, openai-responses, xai-responses, "
+                               "meta-responses, perplexity-responses")),
     "submit unreachable": Case(
         "submit", lambda f: ["submit", "--nats", NO_BUS, "--wire", "anthropic", "--model", "m",
                              "x"],
@@ -227,20 +274,20 @@ CASES: dict[str, Case] = {
     # --- worker
     "worker sqlite store": Case(
         "worker", lambda f: ["worker", "--db", str(f.store), "--nats", NO_BUS], 2,
-        lambda f: usage("worker", f"Invalid value for --db: '{f.store}' is not a PostgreSQL URL "
-                        "(workers share one store).")),
+        lambda f: bad_value("worker", "--db", f"'{f.store}' is not a PostgreSQL URL (workers "
+                            "share one store)")),
     "worker another database's url": Case(
         "worker", lambda f: ["worker", "--db", "mysql://me:db-secret-55@db.example.com/agents",
                              "--nats", NO_BUS], 2,
-        lambda f: usage("worker", "Invalid value for --db: 'mysql://me:***@db.example.com/agents' "
-                        "is not a PostgreSQL URL (workers share one store).")),
+        lambda f: bad_value("worker", "--db", "'mysql://me:***@db.example.com/agents' is not a "
+                            "PostgreSQL URL (workers share one store)")),
     "worker bad base url": Case(
         "worker", lambda f: ["worker", "--db", UNREACHABLE, "--nats", NO_BUS, "--base-url",
                              "anthropic"], 2,
-        lambda f: usage("worker", "Invalid value for --base-url: 'anthropic' is not WIRE=URL.")),
+        lambda f: bad_value("worker", "--base-url", "'anthropic' is not WIRE=URL")),
     "worker unreachable store": Case(
         "worker", lambda f: ["worker", "--db", UNREACHABLE, "--nats", NO_BUS], 1,
-        lambda f: f"Error: {UNREACHABLE_SHOWN}: cannot connect to PostgreSQL ({REFUSED})"),
+        lambda f: REFUSED),
     # --- turns
     "turns missing": Case("turns", lambda f: ["turns", str(f.missing)], 2,
                           lambda f: missing_file("turns", "SOURCE", f.missing)),
@@ -258,25 +305,23 @@ CASES: dict[str, Case] = {
                             lambda f: truncated(f.truncated)),
     "audit since yesterday": Case(
         "audit", lambda f: ["audit", str(f.store), "--since", "yesterday"], 2,
-        lambda f: usage("audit", "Invalid value for '--since': 'yesterday' is neither an "
-                                 "ISO-8601 time (2026-11-30T08:48:54Z, 2026-11-30T09:48+01:00, "
-                                 "2026-11-30) nor a duration back from now (30m, 2h, 7d).")),
+        lambda f: bad_value("audit", "--since", "'yesterday' is neither an ISO-8601 time "
+                                "(2026-11-30T08:48:54Z, 2026-11-30T09:48+01:00, 2026-11-30) nor "
+                                "a duration back from now (30m, 2h, 7d)")),
     "audit json and csv": Case(
         "audit", lambda f: ["audit", str(f.store), "--json", "--csv"], 2,
         lambda f: usage("audit", "--json and --csv cannot be used together.")),
     "audit unknown provider": Case(
         "audit", lambda f: ["audit", str(f.store), "--provider", "openai"], 2,
-        lambda f: usage("audit", "Invalid value for '--provider': 'openai' is not one of "
-                                 "'anthropic', 'openai-compat', 'gemini', 'openai-responses', "
-                                 "'xai-responses', 'meta-responses', 'perplexity-responses'.")),
+        lambda f: click_usage("audit", "--provider", "openai")),
     "audit short digest": Case(
         "audit", lambda f: ["audit", str(f.store), "--digest", "3fa"], 2,
-        lambda f: usage("audit", "Invalid value for '--digest': '3fa' is not an image digest: "
-                                 "give 4 to 64 hex characters of its SHA-256.")),
+        lambda f: bad_value("audit", "--digest", "'3fa' is not an image digest: give 4 to 64 "
+                                "hex characters of its SHA-256")),
     "audit non-hex digest": Case(
         "audit", lambda f: ["audit", str(f.store), "--digest", "3fa2…"], 2,
-        lambda f: usage("audit", "Invalid value for '--digest': '3fa2…' is not an image "
-                                 "digest: give 4 to 64 hex characters of its SHA-256.")),
+        lambda f: bad_value("audit", "--digest", "'3fa2…' is not an image digest: give 4 to 64 "
+                                "hex characters of its SHA-256")),
     # --- export
     "export missing": Case("export", lambda f: ["export", str(f.missing)], 2,
                            lambda f: missing_file("export", "SOURCE", f.missing)),
@@ -317,17 +362,15 @@ CASES: dict[str, Case] = {
         lambda f: "Error: /nonexistent/x.db: cannot create the store: no directory /nonexistent"),
     "import into folder": Case(
         "import", lambda f: ["import", str(f.stream), "--db", str(f.folder)], 2,
-        lambda f: usage("import", f"Invalid value for '--db' (env var: 'FUSEFORKS_DB'): File "
-                                  f"'{f.folder}' is a directory.")),
+        lambda f: a_folder("import", "--db", f.folder)),
     # --- copy
     "copy missing": Case("copy", lambda f: ["copy", str(f.missing), str(f.root / "new.db")], 2,
                          lambda f: missing_file("copy", "SOURCE", f.missing)),
     "copy no destination": Case("copy", lambda f: ["copy", str(f.store)], 2,
-                                lambda f: usage("copy", "Missing argument 'DESTINATION'.")),
+                                lambda f: click_usage("copy", "DESTINATION")),
     "copy into folder": Case(
         "copy", lambda f: ["copy", str(f.store), str(f.folder)], 2,
-        lambda f: usage("copy", f"Invalid value for 'DESTINATION': File '{f.folder}' is a "
-                                "directory.")),
+        lambda f: a_folder("copy", "DESTINATION", f.folder)),
     "copy onto itself": Case(
         "copy", lambda f: ["copy", str(f.store), str(f.store)], 1,
         lambda f: f"Error: {f.store}: the source and the destination are the same store; "
@@ -349,23 +392,21 @@ CASES: dict[str, Case] = {
         lambda f: "Error: /nonexistent/x.db: cannot create the store: no directory /nonexistent"),
     "copy into an unreachable server": Case(
         "copy", lambda f: ["copy", str(f.store), UNREACHABLE], 1,
-        lambda f: f"Error: {UNREACHABLE_SHOWN}: cannot connect to PostgreSQL ({REFUSED})"),
+        lambda f: REFUSED),
     "copy from an unreachable server": Case(
         "copy", lambda f: ["copy", UNREACHABLE, str(f.root / "new.db")], 1,
-        lambda f: f"Error: {UNREACHABLE_SHOWN}: cannot connect to PostgreSQL ({REFUSED})"),
+        lambda f: REFUSED),
     "turns on an unreachable server": Case(
         "turns", lambda f: ["turns", UNREACHABLE], 1,
-        lambda f: f"Error: {UNREACHABLE_SHOWN}: cannot connect to PostgreSQL ({REFUSED})"),
+        lambda f: REFUSED),
     "import into an unreachable server": Case(
         "import", lambda f: ["import", str(f.stream), "--db", UNREACHABLE], 1,
-        lambda f: f"Error: {UNREACHABLE_SHOWN}: cannot connect to PostgreSQL ({REFUSED})"),
+        lambda f: REFUSED),
     # --- run
     "run max rounds 0": Case("run", run_args("--max-rounds", "0"), 2,
-                             lambda f: usage("run", "Invalid value for '--max-rounds': 0 is not "
-                                                    "in the range x>=1.")),
+                             lambda f: click_usage("run", "--max-rounds", "0")),
     "run max rounds -1": Case("run", run_args("--max-rounds", "-1"), 2,
-                              lambda f: usage("run", "Invalid value for '--max-rounds': -1 is "
-                                                     "not in the range x>=1.")),
+                              lambda f: click_usage("run", "--max-rounds", "-1")),
     "run no key": Case(
         "run", lambda f: ["run", "--wire", "gemini", "--model", "m", "hi"], 1,
         lambda f: "Error: no API key for gemini: set GEMINI_API_KEY or GOOGLE_API_KEY (a "
@@ -377,11 +418,9 @@ CASES: dict[str, Case] = {
                   "this machine, at 127.0.0.1 or localhost, needs none)"),
     "run unknown wire": Case(
         "run", lambda f: ["run", "--wire", "openai", "--model", "m", "hi"], 2,
-        lambda f: usage("run", "Invalid value for '--wire': 'openai' is not one of "
-                               "'anthropic', 'openai-compat', 'gemini', 'openai-responses', "
-                               "'xai-responses', 'meta-responses', 'perplexity-responses'.")),
+        lambda f: click_usage("run", "--wire", "openai")),
     "run no request": Case("run", lambda f: ["run", "--wire", "gemini", "--model", "m"], 2,
-                           lambda f: usage("run", "Missing argument 'REQUEST'.")),
+                           lambda f: click_usage("run", "REQUEST")),
     "run db notes": Case("run", lambda f: run_args("--db", str(f.notes),
                                                    "--log", str(f.root / "run.log"))(f), 1,
                          lambda f: not_sqlite(f.notes)),
@@ -398,7 +437,7 @@ CASES: dict[str, Case] = {
         lambda f: "Error: /nonexistent/x.log: cannot create the log: no directory /nonexistent"),
     "run log folder": Case(
         "run", lambda f: run_args("--db", str(f.root / "run.db"), "--log", str(f.folder))(f), 2,
-        lambda f: usage("run", f"Invalid value for '--log': File '{f.folder}' is a directory.")),
+        lambda f: a_folder("run", "--log", f.folder)),
     "run missing mcp config": Case(
         "run", lambda f: run_args("--mcp-config", str(f.missing))(f), 2,
         lambda f: missing_file("run", "--mcp-config", f.missing)),
@@ -406,23 +445,22 @@ CASES: dict[str, Case] = {
     "run base url not a url": Case(
         "run", lambda f: ["run", "--wire", "anthropic", "--model", "m", "--base-url", "notaurl",
                           "hi"], 2,
-        lambda f: usage("run", "Invalid value for '--base-url': 'notaurl' is not an http:// or "
-                               "https:// URL.")),
+        lambda f: bad_value("run", "--base-url", "'notaurl' is not an http:// or https:// URL")),
     "run base url ftp": Case(
         "run", lambda f: ["run", "--wire", "anthropic", "--model", "m", "--base-url",
                           "ftp://models.example.com/v1", "hi"], 2,
-        lambda f: usage("run", "Invalid value for '--base-url': 'ftp://models.example.com/v1' "
-                               "is not an http:// or https:// URL.")),
+        lambda f: bad_value("run", "--base-url", "'ftp://models.example.com/v1' is not an http:// "
+                                "or https:// URL")),
     "run empty model": Case(
         "run", lambda f: ["run", "--wire", "openai-compat", "--model", " ", *LOOPBACK, "hi"], 2,
-        lambda f: usage("run", "Invalid value for '--model': must not be empty.")),
+        lambda f: bad_value("run", "--model", "must not be empty")),
     "run empty request": Case(
         "run", lambda f: ["run", "--wire", "openai-compat", "--model", "m", *LOOPBACK, ""], 2,
-        lambda f: usage("run", "Invalid value for 'REQUEST': must not be empty.")),
+        lambda f: bad_value("run", "REQUEST", "must not be empty")),
     "run empty conversation": Case(
         "run", run_args("--conversation", ""), 2,
-        lambda f: usage("run", "Invalid value for '--conversation': must not be empty (`new` "
-                               "starts a conversation).")),
+        lambda f: bad_value("run", "--conversation", "must not be empty (`new` starts a "
+                                "conversation)")),
     "run unknown conversation": Case(
         "run", lambda f: run_args("--db", str(f.store), "--log", str(f.root / "r.log"),
                                   "--conversation", "conv-doesnotexist")(f), 1,
@@ -446,8 +484,7 @@ CASES: dict[str, Case] = {
     "worker base url ftp": Case(
         "worker", lambda f: ["worker", "--db", UNREACHABLE, "--nats", NO_BUS, "--base-url",
                              "anthropic=ftp://x"], 2,
-        lambda f: usage("worker", "Invalid value for --base-url: 'ftp://x' is not an http:// or "
-                                  "https:// URL.")),
+        lambda f: bad_value("worker", "--base-url", "'ftp://x' is not an http:// or https:// URL")),
     **{f"chat mcp config {name}": config_case("chat", name) for name in ("not-json", "a-list")},
     **{f"worker mcp config {name}": config_case("worker", name)
        for name in ("no-command", "not-utf-8")},
@@ -460,7 +497,7 @@ CASES: dict[str, Case] = {
                                  lambda f: foreign(f.other)),
     # --- console (every check happens before it serves)
     "console missing": Case("console", lambda f: ["console", str(f.missing)], 2,
-                            lambda f: missing_file("console", "[SOURCE]", f.missing)),
+                            lambda f: missing_file("console", "SOURCE", f.missing)),
     "console notes": Case("console", lambda f: ["console", str(f.notes)], 1,
                           lambda f: not_a_stream(f.notes)),
     "console foreign": Case("console", lambda f: ["console", str(f.other)], 1,
@@ -471,7 +508,7 @@ CASES: dict[str, Case] = {
                               lambda f: truncated(f.truncated)),
     "console unreachable server": Case(
         "console", lambda f: ["console", UNREACHABLE], 1,
-        lambda f: f"Error: {UNREACHABLE_SHOWN}: cannot connect to PostgreSQL ({REFUSED})"),
+        lambda f: REFUSED),
     "console elsewhere without a token": Case(
         "console", lambda f: ["console", str(f.store), "--host", "0.0.0.0"], 2,
         lambda f: usage("console", "serving on 0.0.0.0 lets other machines read the record: set "
@@ -489,7 +526,7 @@ CASES: dict[str, Case] = {
         lambda f: foreign(f.other)),
     "chat image cap -1": Case(
         "chat", lambda f: ["chat", "--wire", "gemini", "--model", "m", "--image-cap", "-1"], 2,
-        lambda f: usage("chat", "Invalid value for '--image-cap': -1 is not in the range x>=0.")),
+        lambda f: click_usage("chat", "--image-cap", "-1")),
     # --- demo (every check happens before the simulator or the camera starts)
     "demo db nowhere": Case(
         "demo", lambda f: ["demo", "--db", "/nonexistent/d.db", "--log", str(f.root / "d.log")], 1,
@@ -505,43 +542,37 @@ CASES: dict[str, Case] = {
         lambda f: "Error: /nonexistent/d.log: cannot create the log: no directory /nonexistent"),
     "demo language": Case(
         "demo", lambda f: ["demo", "--language", "fr"], 2,
-        lambda f: usage("demo", "Invalid value for '--language': 'fr' is not one of 'ja', 'en', "
-                                "'zh'.")),
+        lambda f: click_usage("demo", "--language", "fr")),
     # --- simulator
     "simulator port": Case("simulator", lambda f: ["simulator", "--port", "70000"], 2,
-                           lambda f: usage("simulator", "Invalid value for '--port': 70000 is "
-                                                        "not in the range 0<=x<=65535.")),
+                           lambda f: click_usage("simulator", "--port", "70000")),
     "simulator rounds": Case("simulator", lambda f: ["simulator", "--rounds", "-1"], 2,
-                             lambda f: usage("simulator", "Invalid value for '--rounds': -1 is "
-                                                          "not in the range x>=0.")),
+                             lambda f: click_usage("simulator", "--rounds", "-1")),
     # --- image and mcp
     "image missing": Case("image", lambda f: ["image", "inspect", str(f.missing)], 2,
                           lambda f: missing_file("image inspect", "FILES...", f.missing)),
     "image fifo": Case("image", lambda f: ["image", "inspect", str(f.root / "pipe")], 2,
-                       lambda f: usage("image inspect", f"Invalid value for 'FILES...': "
-                                                        f"{f.root / 'pipe'} is a FIFO, not a "
-                                                        "file.")),
+                       lambda f: bad_value("image inspect", "FILES",
+                                           f"{f.root / 'pipe'} is a FIFO, not a file")),
     "image no file": Case("image", lambda f: ["image", "inspect"], 2,
-                          lambda f: usage("image inspect", "Missing argument 'FILES...'.")),
+                          lambda f: click_usage("image inspect", "FILES")),
     "mcp missing config": Case(
         "mcp", lambda f: ["mcp", "tools", "--config", str(f.missing)], 2,
         lambda f: missing_file("mcp tools", "--config", f.missing)),
     "mcp config notes": Case(
         "mcp", lambda f: ["mcp", "tools", "--config", str(f.notes)], 1,
-        lambda f: f"Error: {f.notes}: not valid JSON (JSON is malformed: invalid character "
-                  "(byte 4))"),
+        lambda f: not_json(f.notes)),
     "mcp call without tool": Case("mcp", lambda f: ["mcp", "call"], 2,
                                   lambda f: usage("mcp call", "missing TOOL.")),
     # --- gateway
     "gateway no config": Case("gateway", lambda f: ["gateway"], 2,
-                              lambda f: usage("gateway", "Missing option '--config'.")),
+                              lambda f: click_usage("gateway", "--config")),
     "gateway missing config": Case(
         "gateway", lambda f: ["gateway", "--config", str(f.missing)], 2,
         lambda f: missing_file("gateway", "--config", f.missing)),
     "gateway config notes": Case(
         "gateway", lambda f: ["gateway", "--config", str(f.notes)], 1,
-        lambda f: f"Error: {f.notes}: not valid JSON (JSON is malformed: invalid character "
-                  "(byte 4))"),
+        lambda f: not_json(f.notes)),
     "audit client and provider": Case(
         "audit", lambda f: ["audit", str(f.store), "--client", "claude-code", "--provider",
                             "gemini"], 2,
@@ -549,14 +580,12 @@ CASES: dict[str, Case] = {
                                  "--provider or --model.")),
     # --- cluster
     "cluster no workers": Case("cluster", lambda f: ["cluster", "--workers", "0"], 2,
-                               lambda f: usage("cluster", "Invalid value for '--workers': 0 is "
-                                                          "not in the range 1<=x<=32.")),
+                               lambda f: click_usage("cluster", "--workers", "0")),
     "cluster nats port": Case("cluster", lambda f: ["cluster", "--nats-port", "0"], 2,
-                              lambda f: usage("cluster", "Invalid value for '--nats-port': 0 is "
-                                                         "not in the range 1<=x<=65535.")),
+                              lambda f: click_usage("cluster", "--nats-port", "0")),
     # --- the group itself
     "unknown command": Case("fuseforks", lambda f: ["replays"], 2,
-                            lambda f: "Error: No such command 'replays'. Try 'fuseforks --help'."),
+                            lambda f: Line("Error: ", " Try 'fuseforks --help'.", ("replays",))),
 }
 
 
@@ -583,7 +612,9 @@ def test_one_line_and_an_exit_code_and_nothing_written(name: str, files: Files,
     result = CliRunner().invoke(main, case.args(files))
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert "Traceback" not in result.output
-    assert (result.exit_code, result.stderr.splitlines()) == (case.code, [case.stderr(files)])
+    assert result.exit_code == case.code, result.stderr
+    assert_one_line(result.stderr, case.stderr(files))
+    assert not any(secret in result.output for secret in SECRETS)
     if name != "replay verify damaged":  # its report is on stdout; the verdict is the error
         assert result.stdout == ""
     assert snapshot(files.root) == before
@@ -613,7 +644,9 @@ def test_the_same_in_a_real_process(name: str, files: Files) -> None:
     done = processes.run([sys.executable, "-m", "fuseforks", *case.args(files)], cwd=files.root,
                           capture_output=True, text=True, timeout=60, env=env)
     assert "Traceback" not in done.stdout + done.stderr
-    assert (done.returncode, done.stderr.splitlines()) == (case.code, [case.stderr(files)])
+    assert done.returncode == case.code, done.stderr
+    assert_one_line(done.stderr, case.stderr(files))
+    assert not any(secret in done.stdout + done.stderr for secret in SECRETS)
     assert snapshot(files.root) == before
 
 

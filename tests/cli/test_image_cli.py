@@ -126,8 +126,10 @@ def test_json_output_carries_every_field_and_never_the_bytes(tmp_path: Path) -> 
 
 def test_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["image", "inspect", str(tmp_path / "nope.png")])
-    assert result.exit_code == 2
-    assert "does not exist" in result.output
+    assert (result.exit_code, result.stdout) == (2, "")
+    [line] = result.stderr.splitlines()  # click's words, in fuseforks' frame
+    assert line.startswith("Error: ") and line.endswith(" Try 'fuseforks image inspect --help'.")
+    assert str(tmp_path / "nope.png") in line
 
 
 def test_image_is_listed_among_the_commands() -> None:

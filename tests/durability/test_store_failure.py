@@ -56,9 +56,10 @@ def test_a_full_disk_stops_the_turn_with_one_line_and_keeps_what_was_recorded(
 
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
-    assert done.stderr.splitlines()[-1] == (
-        f"Error: the turn stopped: the record could not be written (event store: {db}: append "
-        "failed: disk I/O error); what was recorded before is kept")
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith(f"Error: the turn stopped: the record could not be written (event "
+                           f"store: {db}: append failed: ")  # then sqlite3's reason
+    assert last.endswith("); what was recorded before is kept")
     assert "I see" not in done.stdout  # no answer is printed for a turn that is not recorded
 
     with SqliteStore(db) as store:
@@ -86,5 +87,6 @@ def test_a_store_that_cannot_be_created_on_a_full_disk_is_one_line(tmp_path: Pat
          "hi"], capture_output=True, text=True, timeout=120, preexec_fn=no_room,
         env={k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")})
     assert (done.returncode, done.stdout) == (1, "")
-    assert done.stderr.splitlines() == [
-        f"Error: {db}: create the store failed: disk I/O error"]
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"Error: {db}: create the store failed: ")  # then sqlite3's reason
+    assert line != f"Error: {db}: create the store failed: "

@@ -100,10 +100,9 @@ def test_requests_without_the_token_with_a_wrong_one_or_from_a_foreign_origin_ar
     for refused in (missing, wrong):
         assert refused.status_code == 401
         assert refused.headers["www-authenticate"].startswith('Bearer error="invalid_token"')
-        assert refused.json() == {"error": "invalid_token",
-                                  "error_description": "Authentication required"}
-    assert (foreign.status_code, foreign.text) == (403, "Invalid Origin header")
-    assert (rebound.status_code, rebound.text) == (421, "Invalid Host header")
+        assert refused.json()["error"] == "invalid_token"  # RFC 6750's code; the words are the SDK's
+    assert foreign.status_code == 403
+    assert rebound.status_code == 421
     assert not calls.exists()  # nothing reached the upstream server
     assert recorded(db) == []  # and nothing was recorded: no session ever began
 

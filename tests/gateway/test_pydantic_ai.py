@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from fastmcp.client.transports import StdioTransport
+from mcp.types import Implementation
 from pydantic_ai import Agent
 from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.messages import (
@@ -69,13 +70,14 @@ async def test_pydantic_ai_over_stdio_gets_the_screenshot_within_its_profile(
     command = processes.leashed(gateway_command(config, "--db", str(db), "--profile",
                                                 "claude-desktop"))
     toolset = MCPToolset(StdioTransport(command=command[0], args=command[1:], cwd=str(REPO)),
-                         init_timeout=LAST_RESORT_S)
+                         init_timeout=LAST_RESORT_S,
+                         client_info=Implementation(name="screenshot-agent", version="1.0"))
     offered, [image] = await run(toolset, "shots__screen")
     assert "shots__screen" in offered.split(",")
     assert image.media_type == "image/jpeg"
     [session] = recorded(db)
     started = session[0].event
-    assert isinstance(started, SessionStarted) and started.client == "fastmcp"
+    assert isinstance(started, SessionStarted) and started.client == "screenshot-agent"
     sent = [d for e in session if isinstance(e.event, ResultSent) for d in e.event.images]
     assert sent == [hashlib.sha256(image.data).hexdigest()]
 

@@ -78,6 +78,7 @@ async def test_an_image_in_a_message_must_say_its_detail() -> None:
         response = await http.post(
             f"{sim.base_urls['openai-responses']}/responses", headers={"authorization": "Bearer k"},
             json={"model": "gpt-sim", "input": [QUESTION, CALL, OUTPUT, bare]})
-    assert (response.status_code, response.json()["error"]["message"]) == (
-        400, "Invalid request (input[3]): Object missing required field `detail` - at "
-             "`$.content[0]`")
+    assert response.status_code == 400
+    message = response.json()["error"]["message"]
+    assert message.startswith("Invalid request (input[3]): ")  # our frame; the rest is the decoder's
+    assert "detail" in message

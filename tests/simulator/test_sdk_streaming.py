@@ -523,7 +523,10 @@ async def test_google_genai_stream_refusal_stays_a_json_client_error() -> None:
                 pass
     assert refused.value.code == 400
     assert refused.value.status == "INVALID_ARGUMENT"
-    assert refused.value.message == "Invalid request (body): Object contains unknown field `reasoning_effort`"
+    message = refused.value.message
+    assert message is not None
+    assert message.startswith("Invalid request (body): ")  # our frame; the rest is the decoder's
+    assert "reasoning_effort" in message
 
 
 # --- Faults and latency on streams ---------------------------------------------------------------
@@ -533,13 +536,13 @@ async def test_older_faults_still_hit_streamed_requests() -> None:
     async with run_simulator() as sim, _anthropic(sim.base_urls["anthropic"]) as client:
         sim.inject(Fault.error(529, wire="anthropic"), Fault.drop(wire="anthropic"))
         hi: Any = [{"role": "user", "content": "hi"}]
-        with pytest.raises(anthropic.OverloadedError) as overloaded:
+        with pytest.raises(anthropic.APIStatusError) as overloaded:
             async with client.messages.stream(model="claude-sim", max_tokens=8, messages=hi):
                 pass
         with pytest.raises(anthropic.APIConnectionError) as dropped:
             async with client.messages.stream(model="claude-sim", max_tokens=8, messages=hi):
                 pass
-        assert type(dropped.value) is anthropic.APIConnectionError
+        assert not isinstance(dropped.value, anthropic.APITimeoutError)
         async with client.messages.stream(model="claude-sim", max_tokens=8, messages=hi) as stream:
             assert await stream.get_final_text() == HELLO
     assert overloaded.value.status_code == 529
@@ -549,7 +552,7 @@ async def test_older_faults_still_hit_streamed_requests() -> None:
 async def test_a_cut_whole_answer_sends_half_its_body() -> None:
     async with run_simulator() as sim, httpx.AsyncClient() as http:
         sim.inject(Fault.cut(wire="openai-compat"))
-        with pytest.raises(httpx.RemoteProtocolError, match="peer closed connection"):
+        with pytest.raises(httpx.TransportError):
             await http.post(f"{sim.base_urls['openai-compat']}/chat/completions",
                             headers={"authorization": "Bearer k"},
                             json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
@@ -563,7 +566,7 @@ async def test_a_cut_whole_answer_sends_half_its_body() -> None:
                       "messages": [{"role": "user", "content": "hi"}]}) as response:
             assert response.status_code == 200
             received = bytearray()
-            with pytest.raises(httpx.RemoteProtocolError, match="incomplete chunked read"):
+            with pytest.raises(httpx.TransportError, match="incomplete"):
                 async for data in response.aiter_bytes():
                     received += data
     [(_, chunk)] = sse_events(received.decode())  # the one frame asked for, then the cut

@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from fuseforks.bus.subscribers import StoreWriter
-from fuseforks.core.errors import ConcurrencyError, PixelLeakError
+from fuseforks.core.errors import ConcurrencyError, PixelLeakError, StoreError
 from fuseforks.events import privacy, sequencer
 from fuseforks.events.codec import Envelope, encode_event
 from fuseforks.events.secrets import Secrets
@@ -284,8 +284,9 @@ def test_a_closed_store_appends_nothing_on_the_loop(tmp_path: Path) -> None:
     store.append_now(rounds("t1", 1, 1))
     store.close()
     assert store.append_now(rounds("t1", 2, 1)) is False
-    with pytest.raises(Exception, match="closed"):
+    with pytest.raises(StoreError) as caught:  # fuseforks says so, not sqlite3
         store.append(rounds("t1", 2, 1))
+    assert str(caught.value) == f"{path}: the store is closed"
     with SqliteStore(path, read_only=True) as reader:
         assert reader.last_seq("t1") == 1
 

@@ -180,8 +180,9 @@ def test_a_writer_stopped_inside_its_transaction_is_cut_off_and_follow_goes_on(
         time.sleep(0.05)
     waited = time.monotonic() - held_at
     assert events == after
-    with pytest.raises(psycopg.errors.IdleInTransactionSessionTimeout):
-        stopped.execute("SELECT 1")  # the server ended it: that is why follow went on
+    with pytest.raises(psycopg.Error):
+        stopped.execute("SELECT 1")
+    assert stopped.closed or stopped.broken  # the server ended it: that is why follow went on
     assert waited >= IDLE_IN_WRITE
     stopped.close()
     store.close()

@@ -151,8 +151,8 @@ def test_an_unreachable_server_is_one_line_without_the_password() -> None:
         PostgresStore(url)
     message = str(caught.value)
     assert message.startswith("postgresql://me:***@127.0.0.1:9/agents: cannot connect to "
-                              'PostgreSQL (connection failed: connection to server at "127.0.0.1", '
-                              "port 9 failed: Connection refused")
+                              "PostgreSQL (")  # then libpq's reason, in its words
+    assert message.endswith(")")
     assert "\n" not in message and "hunter2" not in message
 
 
@@ -163,20 +163,25 @@ def test_wrong_credentials_are_one_line_without_the_password(pg_server: Server,
     with pytest.raises(StoreError) as caught:
         PostgresStore(url)
     host = url.split("@")[1].split("/")[0]
-    assert str(caught.value).startswith(
-        f"postgresql://postgres:***@{host}/{database}: cannot connect to PostgreSQL "
-        "(connection failed: ")
-    assert str(caught.value).endswith('password authentication failed for user "postgres")')
-    assert "not-the-password" not in str(caught.value)
-    assert PASSWORD not in str(caught.value)
+    message = str(caught.value)
+    assert message.startswith(
+        f"postgresql://postgres:***@{host}/{database}: cannot connect to PostgreSQL (")
+    assert message.endswith(")")  # the server's reason between, in its words
+    assert "\n" not in message
+    assert "not-the-password" not in message
+    assert PASSWORD not in message
 
 
 def test_a_missing_database_is_named(pg_server: Server) -> None:
     url = pg_server.url("ff_no_such_database")
     with pytest.raises(StoreError) as caught:
         PostgresStore(url)
-    assert str(caught.value).endswith('database "ff_no_such_database" does not exist)')
-    assert PASSWORD not in str(caught.value)
+    message = str(caught.value)
+    assert message.startswith(f"{name_of(url)}: cannot connect to PostgreSQL (")
+    assert "ff_no_such_database" in message.removeprefix(f"{name_of(url)}: ")  # in the reason
+    assert message.endswith(")")
+    assert "\n" not in message
+    assert PASSWORD not in message
 
 
 # --- writers -------------------------------------------------------------------------------------
@@ -328,10 +333,10 @@ def test_an_insert_that_waits_past_the_timeout_is_cancelled_and_stores_nothing(
     with pytest.raises(StoreError) as caught:
         store.append(sealed("t1", [RoundStarted(round=2)], 1))
     assert time.monotonic() - began < 3  # cancelled once, not tried again for its patience
-    assert str(caught.value) == (
-        f"{name_of(pg_url)}: append failed: the server cancelled the insert of turn t1 seq 2-2 "
-        "(canceling statement due to statement timeout; an insert may take 0.3 s); nothing of "
-        "it was stored")
+    message = str(caught.value)
+    assert message.startswith(f"{name_of(pg_url)}: append failed: the server cancelled the "
+                              "insert of turn t1 seq 2-2 (")  # then the server's reason
+    assert message.endswith("; an insert may take 0.3 s); nothing of it was stored")
     squatter.rollback()
     squatter.close()
     assert [e.seq for e in store.read("t1")] == [1]
@@ -405,7 +410,8 @@ def test_a_closed_store_says_so(pg_url: str, caplog: pytest.LogCaptureFixture) -
     with pytest.raises(StoreError) as caught:
         store.append(sealed("t1", [RoundStarted(round=1)]))
     assert str(caught.value) == f"{name_of(pg_url)}: the store is closed"
-    assert not caplog.records  # not taken for a lost connection, read back and tried again
+    # not taken for a lost connection, read back and tried again (what a library logs is its own)
+    assert not [r for r in caplog.records if r.name.startswith("fuseforks")]
 
 
 def test_a_store_whose_writing_sessions_cannot_open_leaves_no_pool_behind(pg_url: str) -> None:

@@ -139,7 +139,7 @@ def images_by_type(images: dict[str, bytes], kind: str) -> bytes:
 
 def test_the_strict_check_rejects_an_unknown_key_deep_inside_an_iterable() -> None:
     body, _ = body_of("anthropic")
-    body["messages"][2]["content"][0]["content"][0]["source"]["detail"] = "high"
+    body["messages"][2]["content"][0]["content"][0]["source"]["bogus_field"] = "high"
     with pytest.raises(pydantic.ValidationError):
         validate_strict(MessageCreateParamsNonStreaming, body)
 
