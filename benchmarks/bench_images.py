@@ -30,7 +30,7 @@ import anyio
 import anyio.to_thread
 from PIL import Image, ImageChops, ImageStat
 
-from fuseforks.core.media import DECODE_MAX_PIXELS, WEBP_DECODE_MAX_PIXELS
+from fuseforks.core.media import DECODE_MAX_PIXELS, ENGINE_LIMITS, WEBP_DECODE_MAX_PIXELS
 from fuseforks.images.normalize import (
     normalize_image,
     normalize_result_images,
@@ -267,7 +267,7 @@ def machine_parallelism(cores: int) -> float:
 
 
 async def inline(pngs: list[str]) -> object:
-    return normalize_result_images(pngs)
+    return normalize_result_images(pngs, ENGINE_LIMITS)
 
 
 async def loop_stall(work: Callable[[], Awaitable[object]]) -> float:
@@ -298,7 +298,7 @@ def bench_concurrency() -> None:
     cores = usable or 1
 
     def four_at_once() -> None:
-        result = anyio.run(normalize_result_images_async, pngs)
+        result = anyio.run(normalize_result_images_async, pngs, ENGINE_LIMITS)
         assert len(result.kept) == 4
 
     def four_in_a_row() -> None:
@@ -310,7 +310,7 @@ def bench_concurrency() -> None:
         3, lambda: kept(normalize_image(pngs[0])), four_at_once, four_in_a_row
     )
     control_after = machine_parallelism(cores)
-    gap_threads = anyio.run(loop_stall, lambda: normalize_result_images_async(pngs))
+    gap_threads = anyio.run(loop_stall, lambda: normalize_result_images_async(pngs, ENGINE_LIMITS))
     gap_inline = anyio.run(loop_stall, lambda: inline(pngs))
     expected = math.ceil(4 / cores)
     print(f"concurrency: 4 RGBA PNGs 3000x2000 as base64, {cores} cores usable")

@@ -21,7 +21,7 @@ from urllib.parse import unquote_to_bytes
 import click
 import msgspec
 
-from fuseforks.core.media import format_name
+from fuseforks.core.media import ENGINE_LIMITS, format_name
 from fuseforks.core.signatures import sniff_format
 from fuseforks.images.normalize import normalize_image, normalize_result_images
 from fuseforks.images.types import DroppedImage, NormalizedImage
@@ -91,7 +91,7 @@ def _inspect_file(file: Path) -> list[Inspection]:
             listed = ", ".join(kinds) if kinds else "none"
             detail = f"the tool result has no image blocks ({len(kinds)} blocks: {listed})"
             return [Inspection(file=str(file), outcome="no_images", detail=detail)]
-        outcomes = normalize_result_images([data for data, _ in blocks])
+        outcomes = normalize_result_images([data for data, _ in blocks], ENGINE_LIMITS)
         by_index: dict[int, NormalizedImage | DroppedImage] = {d.index: d for d in outcomes.dropped}
         kept = iter(outcomes.kept)
         rows = []

@@ -26,7 +26,6 @@ from PIL import Image, ImageChops, ImageCms
 
 from fuseforks.core.media import (
     DECODE_MAX_EDGE_PX,
-    ENGINE_LIMITS,
     MAX_EDGE_PX,
     SHRINK_MIN_EDGE_PX,
     SHRINK_STEPS,
@@ -54,6 +53,8 @@ _TRANSPOSE: dict[int, tuple[Image.Transpose, ...]] = {
     7: (Image.Transpose.TRANSVERSE,),
     8: (Image.Transpose.ROTATE_90,),
 }
+_SWAPS_AXES = frozenset({5, 6, 7, 8})
+"""Orientations whose transpose turns the picture a quarter: width and height trade places."""
 _ALPHA_MODES = frozenset({"RGBA", "LA", "PA", "RGBa", "La"})
 _SRGB = ImageCms.createProfile("sRGB")
 
@@ -124,9 +125,12 @@ class Reencoded(NamedTuple):
     media_type: str
     frames: int
     """Frames (or pages) the source had; only the first is sent."""
+    source_width: int
+    source_height: int
+    """The source's size as it is seen (EXIF orientation applied), before any scaling."""
 
 
-def reencode(data: bytes, fmt: str, limits: ImageLimits = ENGINE_LIMITS) -> Reencoded:
+def reencode(data: bytes, fmt: str, limits: ImageLimits) -> Reencoded:
     """The bytes to send, their size and type. Raises on anything Pillow cannot decode whole.
 
     The long edge is scaled to `limits.max_edge_px`; with `limits.shrink`, an image still over
@@ -145,6 +149,7 @@ def reencode(data: bytes, fmt: str, limits: ImageLimits = ENGINE_LIMITS) -> Reen
         if budget is not None:
             raise DeclaredTooLarge(budget)
         frames = getattr(im, "n_frames", 1)
+        source = im.size
         if frames > 1:
             im.seek(0)  # animated or paged: the first frame only
         size = target_size(*im.size, max_edge)
@@ -152,6 +157,8 @@ def reencode(data: bytes, fmt: str, limits: ImageLimits = ENGINE_LIMITS) -> Reen
             im.draft(None, size)
         im.load()
         orientation = _orientation(im)
+        if orientation in _SWAPS_AXES:
+            source = source[1], source[0]
         icc = im.info.get("icc_profile")
         cmyk = im.mode == "CMYK"
         full = _to_rgb_l_or_rgba(im, icc)
@@ -167,7 +174,7 @@ def reencode(data: bytes, fmt: str, limits: ImageLimits = ENGINE_LIMITS) -> Reen
     width, height = rgb.size
     if limits.shrink and len(encoded.data) > limits.max_bytes:
         encoded, width, height = _shrunk(rgb, encoded.data, limits.max_bytes)
-    return Reencoded(encoded.data, width, height, encoded.media_type, frames)
+    return Reencoded(encoded.data, width, height, encoded.media_type, frames, *source)
 
 
 def _shrunk(rgb: Image.Image, jpeg: bytes, max_bytes: int) -> tuple[Encoded, int, int]:

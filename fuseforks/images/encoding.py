@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 from PIL import Image
 
-from fuseforks.core.media import ENGINE_LIMITS, JPEG_QUALITY, MAX_BYTES, MEDIA_TYPES, ImageLimits
+from fuseforks.core.media import JPEG_QUALITY, MAX_BYTES, MEDIA_TYPES, ImageLimits
 from fuseforks.images.probe import Header
 
 PNG_PASS_THROUGH_MAX_BYTES = 256 * 1024
@@ -48,7 +48,7 @@ class Encoded(NamedTuple):
     media_type: str
 
 
-def passes_through(header: Header, size: int, limits: ImageLimits = ENGINE_LIMITS) -> bool:
+def passes_through(header: Header, size: int, limits: ImageLimits) -> bool:
     """The server's bytes can be sent as they are."""
     if header.format not in MEDIA_TYPES or header.animated or not header.intact:
         return False

@@ -18,8 +18,10 @@ The decision, cheapest checks first, so hostile input is rejected before it cost
 6. otherwise decode and re-encode (`re_encoded`): lossless WebP for a graphic, JPEG q85 for a
    photo (`fuseforks.images.encoding.encode_for_model`), `too_large` if still over 2 MiB.
 
-The numbers of steps 5 and 6 and the four images per result are the engine's `ImageLimits`; the
-gateway passes the limits of its client (every function here takes `limits`).
+The numbers of steps 5 and 6 and the four images per result are an `ImageLimits`: the engine's,
+or a gateway client's. Every function here requires them, so the engine's own can never apply
+silently where a client's were meant; only `normalize_image`, the library's one-image entry,
+defaults to the engine's.
 """
 
 from __future__ import annotations
@@ -67,8 +69,7 @@ def normalize_image(data: str | bytes,
     return _normalize(data, 0, limits)
 
 
-def normalize_result_images(blocks: Sequence[ImageBlock],
-                            limits: ImageLimits = ENGINE_LIMITS) -> ResultImages:
+def normalize_result_images(blocks: Sequence[ImageBlock], limits: ImageLimits) -> ResultImages:
     """The images of one tool result: up to four kept in order, later ones `too_many`.
 
     An image dropped for another reason does not use up one of the four places, so the next block
@@ -87,7 +88,7 @@ def normalize_result_images(blocks: Sequence[ImageBlock],
 
 
 async def normalize_result_images_async(blocks: Sequence[ImageBlock],
-                                        limits: ImageLimits = ENGINE_LIMITS) -> ResultImages:
+                                        limits: ImageLimits) -> ResultImages:
     """`normalize_result_images` with the per-image work in worker threads, concurrently.
 
     Runs in waves: as many blocks as there are free places among the four are normalized at
@@ -286,6 +287,8 @@ def _passed_through(raw: bytes, header: Header) -> NormalizedImage:
         path="pass_through",
         source_format=header.format,
         source_size=len(raw),
+        source_width=header.width,
+        source_height=header.height,
     )
 
 
@@ -332,4 +335,6 @@ def _reencoded(raw: bytes, fmt: str, index: int, limits: ImageLimits,
         source_format=fmt,
         source_size=len(raw),
         frames=encoded.frames,
+        source_width=encoded.source_width,
+        source_height=encoded.source_height,
     )

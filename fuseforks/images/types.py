@@ -24,6 +24,10 @@ class NormalizedImage(msgspec.Struct, frozen=True):
     source_format: str  # detected input format, e.g. "JPEG", "PNG", "WEBP"
     source_size: int  # decoded input byte count
     frames: int = 1  # frames of an animation or pages of a TIFF in the source; the first is sent
+    source_width: int = 0
+    source_height: int = 0
+    """The source's size as seen (EXIF orientation applied) before any scaling; 0: not known
+    (an image served again from an older record)."""
 
     def __repr__(self) -> str:
         """Everything but the pixels: a repr can end up in a log or an assertion message."""
@@ -32,7 +36,8 @@ class NormalizedImage(msgspec.Struct, frozen=True):
             f" width={self.width}, height={self.height}, size={self.size},"
             f" digest={self.digest!r}, path={self.path!r},"
             f" source_format={self.source_format!r}, source_size={self.source_size},"
-            f" frames={self.frames})"
+            f" frames={self.frames}, source_width={self.source_width},"
+            f" source_height={self.source_height})"
         )
 
 

@@ -294,7 +294,8 @@ def test_repr_of_a_kept_image_never_shows_its_bytes() -> None:
     assert repr(result) == (
         f"NormalizedImage(data=<{result.size} bytes>, media_type='image/jpeg', width=64,"
         f" height=48, size={result.size}, digest='{result.digest}', path='pass_through',"
-        f" source_format='JPEG', source_size={result.size}, frames=1)"
+        f" source_format='JPEG', source_size={result.size}, frames=1, source_width=64,"
+        f" source_height=48)"
     )
 
 

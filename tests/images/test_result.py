@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from fuseforks.core.media import ENGINE_LIMITS
 from fuseforks.images import normalize as images_module
 from fuseforks.images.normalize import (
     normalize_image,
@@ -28,7 +29,7 @@ def five_jpegs() -> list[str]:
 
 def test_five_images_give_four_kept_and_one_too_many() -> None:
     blocks = five_jpegs()
-    result = normalize_result_images(blocks)
+    result = normalize_result_images(blocks, ENGINE_LIMITS)
     assert [image.data for image in result.kept] == [base64.b64decode(b) for b in blocks[:4]]
     assert [image.width for image in result.kept] == [64, 65, 66, 67]
     assert result.dropped == [
@@ -40,7 +41,7 @@ def test_a_dropped_image_does_not_use_up_one_of_the_four_places() -> None:
     blocks = five_jpegs()
     blocks.insert(1, "broken!")
     blocks.append(b64(gen.encode(gen.photo(8, 8), "GIF")))
-    result = normalize_result_images(blocks)
+    result = normalize_result_images(blocks, ENGINE_LIMITS)
     assert [image.width for image in result.kept] == [64, 65, 66, 67]
     assert [(d.reason, d.index, d.source_format) for d in result.dropped] == [
         ("unreadable", 1, None),
@@ -58,16 +59,16 @@ def test_images_after_the_fourth_are_not_decoded(monkeypatch: pytest.MonkeyPatch
         return real(data, index, *limits)
 
     monkeypatch.setattr(images_module, "_normalize", counting)
-    normalize_result_images(five_jpegs() + five_jpegs())
+    normalize_result_images(five_jpegs() + five_jpegs(), ENGINE_LIMITS)
     assert calls == [0, 1, 2, 3]
 
 
 def test_no_images_give_an_empty_result() -> None:
-    assert normalize_result_images([]) == ResultImages(kept=[], dropped=[])
+    assert normalize_result_images([], ENGINE_LIMITS) == ResultImages(kept=[], dropped=[])
 
 
 def test_indices_are_positions_among_the_result_image_blocks() -> None:
-    result = normalize_result_images([b64(gen.jpeg(10, 10)), "QUJD", b"8BPS...."])
+    result = normalize_result_images([b64(gen.jpeg(10, 10)), "QUJD", b"8BPS...."], ENGINE_LIMITS)
     assert [(d.reason, d.index) for d in result.dropped] == [
         ("unreadable", 1),
         ("unsupported_format", 2),
@@ -87,7 +88,8 @@ def test_indices_are_positions_among_the_result_image_blocks() -> None:
     ],
 )
 async def test_async_variant_gives_the_same_result(blocks: list[str]) -> None:
-    assert await normalize_result_images_async(blocks) == normalize_result_images(blocks)
+    assert await normalize_result_images_async(blocks, ENGINE_LIMITS) == normalize_result_images(
+        blocks, ENGINE_LIMITS)
 
 
 async def test_async_variant_runs_each_image_in_a_worker_thread(
@@ -105,7 +107,7 @@ async def test_async_variant_runs_each_image_in_a_worker_thread(
 
     monkeypatch.setattr(images_module, "_normalize", in_thread)
     monkeypatch.setattr(images_module, "ON_LOOP_MAX", 0)  # none is small enough for the loop
-    result = await normalize_result_images_async(five_jpegs())
+    result = await normalize_result_images_async(five_jpegs(), ENGINE_LIMITS)
     assert len(result.kept) == 4
     assert loop_thread not in threads
     assert len(set(threads)) == 4
@@ -134,18 +136,18 @@ async def test_a_small_image_its_header_decides_is_judged_on_the_loop(
     monkeypatch.setattr(images_module, "_decode_base64", decode)
     alpha = b64(gen.encode(gen.photo(300, 200).convert("RGBA"), "PNG"))
     blocks = [*five_jpegs()[:2], "QUJD", alpha]
-    result = await normalize_result_images_async(blocks)
+    result = await normalize_result_images_async(blocks, ENGINE_LIMITS)
     assert [index for index, _ in threads] == [3]  # only the PNG to re-encode
     assert threads[0][1] != threading.get_ident()
     assert decoded.count(len(alpha)) == 1  # decoded on the loop, not again in the thread
     monkeypatch.setattr(images_module, "_normalize", real)
-    assert result == normalize_result_images(blocks)
+    assert result == normalize_result_images(blocks, ENGINE_LIMITS)
     assert [k.path for k in result.kept] == ["pass_through", "pass_through", "re_encoded"]
 
 
 async def test_async_variant_refills_places_left_by_dropped_images() -> None:
     blocks = ["bad", "bad", *five_jpegs()]
-    result = await normalize_result_images_async(blocks)
+    result = await normalize_result_images_async(blocks, ENGINE_LIMITS)
     assert [image.width for image in result.kept] == [64, 65, 66, 67]
     assert [(d.reason, d.index) for d in result.dropped] == [
         ("unreadable", 0),
