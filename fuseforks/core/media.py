@@ -6,6 +6,8 @@ Kept apart from the code that applies them (`fuseforks.images`) because texts na
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 
 MAX_EDGE_PX = 1568
@@ -73,6 +75,10 @@ def base64_size(size: int) -> int:
     return 4 * -(-size // 3)
 
 
+NOTE_RESERVE_BYTES = 512
+"""Room kept in a result's budget for a note the gateway adds (the longest, that the last images
+were left out, is under 300 bytes JSON-quoted)."""
+
 CHARS_PER_TOKEN = 4
 """How a client that limits tool output in tokens counts them: about four characters of the
 result's text per token, an image's base64 text included (see `ResultLimits`)."""
@@ -101,6 +107,28 @@ class ResultLimits(msgspec.Struct, frozen=True, kw_only=True):
                                       else self.max_tokens * CHARS_PER_TOKEN)
                   if limit is not None]
         return min(limits) if limits else None
+
+    def image_room(self, fixed: int) -> int | None:
+        """Characters of base64 the images of a result may take together, the rest of it taking
+        `fixed`: what is left of the budget after room for the notes that fitting may add (an
+        image dropped or sent smaller) and for the note that says the last ones were left out.
+        None: no limit."""
+        budget = self.budget()
+        return None if budget is None else max(budget - fixed - 2 * NOTE_RESERVE_BYTES, 0)
+
+    def images_kept(self, fixed: int, sizes: Sequence[int]) -> int:
+        """How many of a result's first images go, the rest of it taking `fixed` characters and
+        each image its base64 `sizes`: all when they fit together, else as many as fit beside
+        room for the note that says the rest were left out."""
+        budget = self.budget()
+        if budget is None or fixed + sum(sizes) <= budget:
+            return len(sizes)
+        used = fixed + NOTE_RESERVE_BYTES
+        for kept, size in enumerate(sizes):
+            if used + size > budget:
+                return kept
+            used += size
+        return len(sizes)
 
 
 MEDIA_TYPES = {"JPEG": "image/jpeg", "WEBP": "image/webp", "PNG": "image/png"}

@@ -54,6 +54,9 @@ InFlight = Literal["request", "tools"]
 
 GatewayTransport = Literal["stdio", "http"]
 """How an MCP client reaches the gateway: it launched it (stdio), or over streamable HTTP."""
+McpMethod = Literal["tools/call", "resources/read", "prompts/get"]
+"""The requests of a gateway client whose answers carry content (images among it): each is
+recorded like a tool call and goes through the plan of an MCP result."""
 SessionEndCause = Literal["closed", "SIGINT", "SIGTERM", "cancelled"]
 """Why a gateway session ended. `closed`: the client ended it (stdin closed, the HTTP session
 deleted). A signal or `cancelled`: the gateway stopped while the client was still there."""

@@ -39,7 +39,9 @@ def recorded_arguments(arguments: dict[str, Any]) -> str:
 def image_meta(image: NormalizedImage) -> ImageMeta:
     return ImageMeta(digest=image.digest, source_format=image.source_format,
                      media_type=image.media_type, path=image.path, width=image.width,
-                     height=image.height, size=image.size, source_size=image.source_size)
+                     height=image.height, size=image.size, source_size=image.source_size,
+                     source_width=image.source_width, source_height=image.source_height,
+                     frames=image.frames)
 
 
 def output_events(round_: int, call_id: str, name: str, output: ToolOutput, *,
@@ -81,7 +83,9 @@ def recorded_output(result: ToolResultRecorded, normalized: ImagesNormalized | N
     images = [
         NormalizedImage(data=b"", media_type=m.media_type, width=m.width, height=m.height,
                         size=m.size, digest=m.digest, path=m.path,
-                        source_format=m.source_format, source_size=m.source_size)
+                        source_format=m.source_format, source_size=m.source_size,
+                        frames=m.frames, source_width=m.source_width,
+                        source_height=m.source_height)
         for m in (normalized.images if normalized else [])
     ]
     drops = [DroppedImage(reason=d.reason, index=d.index, source_format=d.source_format,

@@ -27,7 +27,13 @@ import msgspec
 
 from fuseforks.core.errors import SessionClosed
 from fuseforks.core.media import ImageLimits, ResultLimits
-from fuseforks.core.names import GatewayTransport, Language, SessionEndCause, parse_language
+from fuseforks.core.names import (
+    GatewayTransport,
+    Language,
+    McpMethod,
+    SessionEndCause,
+    parse_language,
+)
 from fuseforks.engine.outputs import output_events, recorded_arguments
 from fuseforks.engine.recorder import Ledger, Publish
 from fuseforks.events.codec import Envelope
@@ -64,15 +70,18 @@ class ProgressListener(Protocol):
 
 
 class SessionTools(Protocol):
-    """The tools behind a session: the gateway's upstream servers, or a record in replay."""
+    """The servers behind a session: the gateway's upstream servers, or a record in replay."""
 
     def tool_specs(self) -> Sequence[ToolSpecRecord]: ...
 
-    def server_of(self, name: str) -> str: ...
+    def server_of(self, name: str, method: McpMethod = "tools/call") -> str: ...
 
     async def call(self, name: str, arguments: dict[str, Any], language: Language,
-                   on_progress: ProgressListener | None = None) -> ToolOutput:
-        """Every failure is a tool-error output, never an exception."""
+                   on_progress: ProgressListener | None = None,
+                   method: McpMethod = "tools/call") -> ToolOutput:
+        """One request of the client's (a tool call, a resource read, a prompt) and its answer
+        as the plan of an MCP result made it. Every failure is a tool-error output, never an
+        exception."""
 
 
 class SessionSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -134,15 +143,19 @@ class Session:
         await self.ledger.commit()
 
     async def call(self, call_id: str, name: str, arguments: dict[str, Any],
-                   on_progress: ProgressListener | None = None) -> SessionResult:
-        """Run one tool call and record it; returns what the client gets. A cancelled call
-        records its cancellation (unless the session is ending) and re-raises it."""
+                   on_progress: ProgressListener | None = None,
+                   method: McpMethod = "tools/call") -> SessionResult:
+        """Run one request of the client's (a tool call, or a resource read or a prompt:
+        `method`) and record it; returns what the client gets. A cancelled call records its
+        cancellation (unless the session is ending) and re-raises it."""
         round_ = self.state.count + 1
-        self._emit(ToolCalled(round=round_, call_id=call_id, server=self.tools.server_of(name),
-                              name=name, arguments=recorded_arguments(arguments)))
+        self._emit(ToolCalled(round=round_, call_id=call_id,
+                              server=self.tools.server_of(name, method), name=name,
+                              arguments=recorded_arguments(arguments), method=method))
         await self.ledger.commit()  # write-ahead: the call is on record before it starts
         try:
-            output = await self.tools.call(name, arguments, self.spec.language, on_progress)
+            output = await self.tools.call(name, arguments, self.spec.language, on_progress,
+                                           method)
         except anyio.get_cancelled_exc_class():
             if not self._ending:
                 with anyio.CancelScope(shield=True):
@@ -165,7 +178,7 @@ class Session:
         self._emit(ResultSent(round=round_, call_id=call_id, name=name,
                               server=self.state.calls[call_id].called.server,
                               client=self._client, client_version=self._client_version,
-                              images=sent_images(self.state, call_id)))
+                              images=sent_images(self.state, call_id), method=method))
         await self.ledger.commit()  # write-ahead: on record before the client has it
         return SessionResult(output=output, keep=len(sent_images(self.state, call_id)),
                              notes=result_notes(self.state, call_id))

@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 import msgspec
 
-from fuseforks.core.names import Language
+from fuseforks.core.names import Language, McpMethod
 from fuseforks.engine.outputs import recorded_output
 from fuseforks.engine.session import CANCELLED, ProgressListener, Session, SessionSpec
 from fuseforks.events.codec import Envelope
@@ -65,17 +65,19 @@ class RecordedTools:
 
     def __init__(self, started: SessionStarted, events: Sequence[TurnEvent]) -> None:
         self._specs = list(started.tools)
-        self._servers = {e.name: e.server for e in events if isinstance(e, ToolCalled)}
+        self._servers = {(e.method, e.name): e.server for e in events
+                         if isinstance(e, ToolCalled)}
         self.queue: deque[_Pending] = deque()
 
     def tool_specs(self) -> list[ToolSpecRecord]:
         return self._specs
 
-    def server_of(self, name: str) -> str:
-        return self._servers.get(name, "")
+    def server_of(self, name: str, method: McpMethod = "tools/call") -> str:
+        return self._servers.get((method, name), "")
 
     async def call(self, name: str, arguments: dict[str, Any], language: Language,
-                   on_progress: ProgressListener | None = None) -> ToolOutput:
+                   on_progress: ProgressListener | None = None,
+                   method: McpMethod = "tools/call") -> ToolOutput:
         pending = self.queue.popleft()
         pending.reached.set()
         await pending.released.wait()
@@ -100,7 +102,8 @@ class _Driver:
         try:
             with pending.scope:
                 await self.session.call(called.call_id, called.name,
-                                        msgspec.json.decode(called.arguments))
+                                        msgspec.json.decode(called.arguments),
+                                        method=called.method)
         finally:
             pending.done.set()
 

@@ -30,6 +30,7 @@ from fuseforks.core.names import (
     InterruptCause,
     Language,
     LearnedOutcome,
+    McpMethod,
     Placement,
     ReadOutcome,
     RefusalKind,
@@ -70,7 +71,7 @@ class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tr
     so that it never reads as one long base64 run to the privacy guard — it is not an image."""
 
 
-class ImageMeta(msgspec.Struct, frozen=True, kw_only=True):
+class ImageMeta(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """What normalization decided for one kept image — everything but the pixels."""
 
     digest: Digest
@@ -81,6 +82,11 @@ class ImageMeta(msgspec.Struct, frozen=True, kw_only=True):
     height: int
     size: int
     source_size: int
+    source_width: int = 0
+    source_height: int = 0
+    """The source's size as seen, before any scaling (0: a record from before it was kept)."""
+    frames: int = 1
+    """Frames of an animation, or pages, in the source; the first is sent."""
 
 
 class ImageDrop(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -223,6 +229,10 @@ class ToolCalled(Event, frozen=True, kw_only=True):
     server: str = ""
     name: str
     arguments: str = "{}"
+    method: McpMethod = "tools/call"
+    """A gateway client's request: a tool call, or a resource read (`name`: the URI) or a prompt
+    (`name`: the prompt as the client named it), whose content the gateway delivers the same
+    way."""
 
 
 class ResourceRead(Event, frozen=True, kw_only=True):
@@ -436,6 +446,8 @@ class ResultSent(Event, frozen=True, kw_only=True):
     client: str
     client_version: str = ""
     images: list[Digest] = msgspec.field(default_factory=list)
+    method: McpMethod = "tools/call"
+    """What the client asked for (`ToolCalled.method`)."""
 
 
 class SessionEnded(Event, frozen=True, kw_only=True):

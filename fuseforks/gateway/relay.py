@@ -1,11 +1,8 @@
-"""The upstream servers behind a gateway session: a call goes to the hub, its result through the
-engine's image pipeline with the client's limits.
+"""The upstream servers behind a gateway session, as one client sees them.
 
-A result is rendered exactly as the engine renders it for a model (`render_tool_output_async`),
-with the profile's `ImageLimits` and, when the client limits a whole result, a budget for its
-images: the result's size without its images, and room for the notes, come off the client's
-limit first. The output keeps the server's own result beside it (`RelayedOutput.result`), from
-which the reply is built block by block (`fuseforks.gateway.reply`).
+A client's tool call goes to the hub, a resource read and a prompt to the servers' catalog; each
+answer comes back as the plan of an MCP result made for this client (`plan_for_client`, with the
+profile's limits), so the reply and the record render from the same decisions.
 """
 
 from __future__ import annotations
@@ -13,39 +10,42 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+from mcp.shared.exceptions import MCPError
 
+from fuseforks.core.errors import McpUnavailable
 from fuseforks.core.media import ImageLimits, ResultLimits
-from fuseforks.core.names import Language
-from fuseforks.core.texts import texts
+from fuseforks.core.names import Language, McpMethod
 from fuseforks.engine.session import ProgressListener
 from fuseforks.events.types import ToolSpecRecord
 from fuseforks.gateway.names import Names, ToolNaming
-from fuseforks.gateway.reply import frame_size, size_without_images
-from fuseforks.mcp.hub import ToolHub, result_content
-from fuseforks.mcp.render import render_tool_output_async
-from fuseforks.ports.tools import ToolOutput, fault_output
-from fuseforks.projections.session import NOTE_RESERVE_BYTES
+from fuseforks.mcp.catalog import Catalog, PromptDefinition
+from fuseforks.mcp.hub import ToolHub
+from fuseforks.mcp.plan import ClientSource
+from fuseforks.mcp.reply import ClientOutput, client_output, plan_for_client
+from fuseforks.ports.tools import ToolOutput
 
 _json = msgspec.json.Encoder()
 
 
-class RelayedOutput(ToolOutput, frozen=True, kw_only=True):
-    """A tool output with the server's own result it was rendered from."""
-
-    result: Any = None
-    """The server's `CallToolResult` (None when the server produced none: the output is a
-    fault)."""
-
-
 class RelayTools:
-    """The hub's tools, as one client session sees them (names, limits, language)."""
+    """The hub's tools, resources and prompts, as one client session sees them (names, limits,
+    language)."""
 
-    def __init__(self, hub: ToolHub, naming: ToolNaming, limits: ImageLimits,
+    def __init__(self, hub: ToolHub, catalog: Catalog, naming: ToolNaming, limits: ImageLimits,
                  result_limits: ResultLimits) -> None:
         self.hub = hub
+        self.catalog = catalog
         self.naming: ToolNaming = naming
         self.limits = limits
         self.result_limits = result_limits
+        self._prompts = Names((), naming)
+
+    async def prompts(self) -> list[PromptDefinition]:
+        """The servers' prompts, named as this client sees them (remembered for the record)."""
+        prompts = await self.catalog.list_prompts()
+        self._prompts = Names(((p.name, p.prompt.name) for p in prompts), self.naming)
+        return [msgspec.structs.replace(p, prompt=p.prompt.model_copy(
+            update={"name": self._prompts.exposed(p.name)})) for p in prompts]
 
     def names(self) -> Names:
         return Names(((d.name, d.tool) for d in self.hub.list_tools()), self.naming)
@@ -56,25 +56,39 @@ class RelayTools:
                                input_schema=_json.encode(d.input_schema).decode())
                 for d in self.hub.list_tools()]
 
-    def server_of(self, name: str) -> str:
-        resolved = self.hub.resolve(self.names().prefixed(name))
+    def server_of(self, name: str, method: McpMethod = "tools/call") -> str:
+        if method == "resources/read":
+            return self.catalog.known_server(name)
+        names = self.names() if method == "tools/call" else self._prompts
+        resolved = self.hub.resolve(names.prefixed(name))
         return resolved[0] if resolved is not None else ""
 
     async def call(self, name: str, arguments: dict[str, Any], language: Language,
-                   on_progress: ProgressListener | None = None) -> ToolOutput:
-        outcome = await self.hub.call_result(self.names().prefixed(name), arguments, on_progress)
-        if isinstance(outcome, str):
-            return fault_output(outcome, language)
-        budget = self.result_limits.budget()
-        image_budget = None
-        if budget is not None:
-            image_budget = budget - frame_size(outcome) - 2 * NOTE_RESERVE_BYTES
-        output = await render_tool_output_async(result_content(outcome), outcome.is_error,
-                                                language, self.limits, image_budget)
-        t = texts(language)
-        notes = [t.dropped_note(d.reason, d.index, self.limits.max_images)
-                 for d in output.dropped]
-        return RelayedOutput(
-            text=output.text, images=output.images, dropped=output.dropped,
-            is_error=output.is_error, image_offsets=output.image_offsets, result=outcome,
-            bytes_without_images=size_without_images(outcome, output, notes))
+                   on_progress: ProgressListener | None = None,
+                   method: McpMethod = "tools/call") -> ToolOutput:
+        answer = await self._ask(name, arguments, language, on_progress, method)
+        if isinstance(answer, ClientOutput):
+            return answer
+        plan = await plan_for_client(answer, language=language, limits=self.limits,
+                                     result_limits=self.result_limits)
+        return client_output(plan)
+
+    async def _ask(self, name: str, arguments: dict[str, Any], language: Language,
+                   on_progress: ProgressListener | None,
+                   method: McpMethod) -> ClientSource | ClientOutput:
+        """The server's answer, or the fault (a server's own refusal kept to hand on)."""
+        if method == "tools/call":
+            outcome = await self.hub.call_result(self.names().prefixed(name), arguments,
+                                                 on_progress)
+            return (ClientOutput.faulted(outcome, language) if isinstance(outcome, str)
+                    else outcome)
+        try:
+            if method == "resources/read":
+                return await self.catalog.read_resource(name)
+            await self.prompts()
+            return await self.catalog.get_prompt(self._prompts.prefixed(name),
+                                                 {k: str(v) for k, v in arguments.items()})
+        except McpUnavailable as error:
+            return ClientOutput.faulted(str(error), language)
+        except MCPError as error:  # the server's own refusal: the client gets it as it was
+            return ClientOutput.faulted(error.message, language, refusal=error)

@@ -1,8 +1,10 @@
 """The gateway as an MCP server (the `mcp` SDK's low-level `Server`): its handlers.
 
-Tools are the upstream servers' tools under the names the user chose; a call is recorded in the
-client's session and answered with the reply built from the server's result (`reply`). Resources,
-resource templates and prompts pass through (`fuseforks.mcp.catalog`), unchanged and unrecorded.
+Tools are the upstream servers' tools under the names the user chose. A client's request whose
+answer carries content — a tool call, a resource read, a prompt — is recorded in the client's
+session and answered with the server's answer as the plan made for this client renders it
+(`fuseforks.mcp.reply`): the gateway itself decides nothing about MCP content. Listings of
+resources, resource templates and prompts pass through (`fuseforks.mcp.catalog`).
 Progress an upstream server reports for a call goes to the client that made it; a client that
 cancels a call cancels it upstream too (the SDK sends `notifications/cancelled` for the abandoned
 request). The server announces `listChanged` for all three lists: the book tells clients.
@@ -35,24 +37,44 @@ from mcp.types import (
 from mcp_types import INTERNAL_ERROR
 
 from fuseforks import __version__
-from fuseforks.core.errors import FuseforksError, McpUnavailable
-from fuseforks.gateway.names import Names
-from fuseforks.gateway.relay import RelayedOutput
-from fuseforks.gateway.reply import fault_reply, reply
+from fuseforks.core.errors import FuseforksError
+from fuseforks.core.names import McpMethod
+from fuseforks.engine.session import ProgressListener
 from fuseforks.gateway.sessions import SessionBook
-from fuseforks.mcp.catalog import Catalog
+from fuseforks.mcp.reply import ClientOutput, render_reply
 from fuseforks.ports.tools import fault_output
 
 Context = ServerRequestContext[Any, Any]
 NAME = "fuseforks-gateway"
 
 
-def _unavailable(error: McpUnavailable) -> MCPError:
-    return MCPError(code=INTERNAL_ERROR, message=str(error))
-
-
 def gateway_server(book: SessionBook) -> Server[Any]:
-    catalog = Catalog(book.hub)
+    catalog = book.catalog
+
+    async def answer(ctx: Context, method: McpMethod, name: str, arguments: dict[str, Any],
+                     on_progress: ProgressListener | None = None) -> Any:
+        """A client's request, recorded in its session and answered as the plan of the server's
+        answer was rendered for this client (`render_reply`), or the fault."""
+        live = await book.session_for(ctx)
+        call_id = f"call-{uuid.uuid4().hex[:16]}"
+        try:
+            result = await live.session.call(call_id, name, arguments, on_progress, method)
+        except FuseforksError as error:  # not recorded, so not sent on: the client hears why
+            reason = f"the gateway could not record the call: {error}"
+            if method != "tools/call":
+                raise MCPError(code=INTERNAL_ERROR, message=reason) from None
+            text = fault_output(reason, book.settings.language).text
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+        output = result.output
+        if isinstance(output, ClientOutput) and output.plan is not None:
+            return render_reply(output.plan, result.keep, result.notes)
+        if method == "tools/call":  # a tool that produced no result: its fault, as a tool error
+            return CallToolResult(content=[TextContent(type="text", text=output.text)],
+                                  is_error=True)
+        refusal = output.refusal if isinstance(output, ClientOutput) else None
+        if isinstance(refusal, MCPError):
+            raise refusal
+        raise MCPError(code=INTERNAL_ERROR, message=output.fault or output.text)
 
     async def list_tools(ctx: Context, params: PaginatedRequestParams | None) -> ListToolsResult:
         live = await book.session_for(ctx)
@@ -61,19 +83,10 @@ def gateway_server(book: SessionBook) -> Server[Any]:
                                       for prefixed, tool in book.hub.listed_tools()])
 
     async def call_tool(ctx: Context, params: CallToolRequestParams) -> CallToolResult:
-        live = await book.session_for(ctx)
-        call_id = f"call-{uuid.uuid4().hex[:16]}"
-        try:
-            result = await live.session.call(call_id, params.name, params.arguments or {},
-                                             ctx.session.report_progress)
-        except FuseforksError as error:  # not recorded, so not sent on: the client hears why
-            text = fault_output(f"the gateway could not record the call: {error}",
-                                book.settings.language).text
-            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-        output = result.output
-        if isinstance(output, RelayedOutput) and output.result is not None:
-            return reply(output.result, output, result.keep, result.notes)
-        return fault_reply(output)
+        result: CallToolResult = await answer(ctx, "tools/call", params.name,
+                                              params.arguments or {},
+                                              ctx.session.report_progress)
+        return result
 
     async def list_resources(ctx: Context,
                              params: PaginatedRequestParams | None) -> ListResourcesResult:
@@ -88,28 +101,18 @@ def gateway_server(book: SessionBook) -> Server[Any]:
 
     async def read_resource(ctx: Context,
                             params: ReadResourceRequestParams) -> ReadResourceResult:
-        await book.session_for(ctx)
-        try:
-            return await catalog.read_resource(str(params.uri))
-        except McpUnavailable as error:
-            raise _unavailable(error) from None
+        result: ReadResourceResult = await answer(ctx, "resources/read", str(params.uri), {})
+        return result
 
     async def list_prompts(ctx: Context,
                            params: PaginatedRequestParams | None) -> ListPromptsResult:
         live = await book.session_for(ctx)
-        prompts = await catalog.list_prompts()
-        names = Names(((p.name, p.prompt.name) for p in prompts), live.tools.naming)
-        return ListPromptsResult(prompts=[p.prompt.model_copy(update={"name": names.exposed(p.name)})
-                                          for p in prompts])
+        return ListPromptsResult(prompts=[p.prompt for p in await live.tools.prompts()])
 
     async def get_prompt(ctx: Context, params: GetPromptRequestParams) -> GetPromptResult:
-        live = await book.session_for(ctx)
-        prompts = await catalog.list_prompts()
-        names = Names(((p.name, p.prompt.name) for p in prompts), live.tools.naming)
-        try:
-            return await catalog.get_prompt(names.prefixed(params.name), params.arguments)
-        except McpUnavailable as error:
-            raise _unavailable(error) from None
+        result: GetPromptResult = await answer(ctx, "prompts/get", params.name,
+                                               dict(params.arguments or {}))
+        return result
 
     return Server(
         NAME, version=__version__,

@@ -37,6 +37,7 @@ from fuseforks.events.types import ServerDown
 from fuseforks.gateway.names import ToolNaming
 from fuseforks.gateway.profiles import NO_OVERRIDES, LimitOverrides, profile_for
 from fuseforks.gateway.relay import RelayTools
+from fuseforks.mcp.catalog import Catalog
 from fuseforks.mcp.hub import ToolHub
 
 logger = logging.getLogger("fuseforks.gateway")
@@ -78,6 +79,7 @@ class SessionBook:
         self._publish = publish
         self._servers_down = list(servers_down)
         self._clock = clock
+        self.catalog = Catalog(hub)
         self._live: dict[str, LiveSession] = {}
         self._opening = anyio.Lock()
 
@@ -108,7 +110,8 @@ class SessionBook:
         settings = self.settings
         client, version = _client(ctx)
         profile = profile_for(settings.profile, client, settings.overrides)
-        tools = RelayTools(self.hub, settings.naming, profile.limits, profile.result_limits)
+        tools = RelayTools(self.hub, self.catalog, settings.naming, profile.limits,
+                           profile.result_limits)
         spec = SessionSpec(agent=settings.agent, client=client, client_version=version,
                            transport=settings.transport, profile=profile.name,
                            limits=profile.limits, result_limits=profile.result_limits,

@@ -1,4 +1,4 @@
-"""The servers' resources, resource templates and prompts, together: what the gateway passes on.
+"""The servers' resources, resource templates and prompts, together: what the gateway offers.
 
 Tools are the hub's own business (the model calls them); a gateway also hands its client
 everything else a server offers. Listings are gathered from every running server that declares
@@ -10,8 +10,10 @@ already says where it is; the first server to list a URI owns it). A read goes t
 listed the URI, or else to the first whose template's fixed beginning matches it (`file:///{path}`
 matches `file:///notes.txt`).
 
-A request that reaches a server and is refused comes back as that server's own `MCPError`; a
-request no server could answer raises `McpUnavailable` with a one-line reason.
+Reads and prompts go out on the hub's one request path (`ToolHub.request`), the path a tool
+result's linked resources are read on too. A request that reaches a server and is refused comes
+back as that server's own `MCPError`; a request no server could answer raises `McpUnavailable`
+with a one-line reason. What a read or a prompt holds is the plan's business, not this module's.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from mcp.types import (
 )
 
 from fuseforks.core.errors import McpUnavailable
-from fuseforks.mcp.connection import CallFault, Connection
+from fuseforks.mcp.connection import CallFault
 from fuseforks.mcp.hub import SEPARATOR, ToolHub
 
 logger = logging.getLogger("fuseforks.mcp")
@@ -110,15 +112,23 @@ class Catalog:
 
         return await self._gather("resources", page)
 
-    async def read_resource(self, uri: str) -> ReadResourceResult:
+    def known_server(self, uri: str) -> str:
+        """The server that listed `uri` when the resources were last listed ("" if none did)."""
+        return self._owners.get(uri, "")
+
+    async def server_of_resource(self, uri: str) -> str:
+        """The server a read of `uri` goes to: the one that listed it, or else the first whose
+        template matches it. `McpUnavailable` when none does."""
         server = self._owners.get(uri)
         if server is None:
             server = next((name for name, template in await self._templates()
                            if _matches(template.uri_template, uri)), None)
         if server is None:
             raise McpUnavailable(f"no server offers the resource {uri}")
-        return await self._request(server, uri, lambda client: client.read_resource(
-            uri, cache_mode="bypass"))
+        return server
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        return await self.hub.read_resource(await self.server_of_resource(uri), uri)
 
     async def list_prompts(self) -> list[PromptDefinition]:
         async def page(client: Client, cursor: str | None) -> tuple[list[Prompt], str | None]:
@@ -135,19 +145,8 @@ class Catalog:
         if resolved is None:
             raise McpUnavailable(f"unknown prompt {name!r}")
         server, prompt = resolved
-        return await self._request(server, prompt,
-                                   lambda client: client.get_prompt(prompt, arguments))
-
-    async def _request(self, server: str, what: str,
-                       send: Callable[[Client], Awaitable[_T]]) -> _T:
-        connection: Connection | str = await self.hub.connection(server)
-        if isinstance(connection, str):
-            raise McpUnavailable(connection)
-        outcome = await connection.request(what, send)
-        if isinstance(outcome, CallFault):
-            self.hub.note_fault(server, outcome)
-            raise McpUnavailable(outcome.reason)
-        return outcome
+        return await self.hub.request(server, prompt,
+                                      lambda client: client.get_prompt(prompt, arguments))
 
 
 def _matches(template: str, uri: str) -> bool:

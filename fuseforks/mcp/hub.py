@@ -22,16 +22,19 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import anyio
 import msgspec
 from anyio.abc import TaskGroup
+from mcp import Client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.types import CallToolResult, ContentBlock, ReadResourceResult, TextContent, Tool
 
+from fuseforks.core.errors import McpUnavailable
+from fuseforks.core.media import ENGINE_LIMITS
 from fuseforks.core.names import Language, parse_language
 from fuseforks.mcp import faults
 from fuseforks.mcp.config import ServerConfig, tool_prefix
@@ -44,10 +47,11 @@ from fuseforks.mcp.connection import (
     OnChange,
 )
 from fuseforks.mcp.links import LINK_READ_SECONDS, read_links
-from fuseforks.mcp.render import render_tool_output_async
+from fuseforks.mcp.plan import plan_for_model
 from fuseforks.ports.tools import ToolOutput, fault_output
 
 logger = logging.getLogger("fuseforks.mcp")
+_T = TypeVar("_T")
 SEPARATOR = "__"
 WAITING_INTERVAL = 5.0
 """Seconds between two `on_waiting` reports for a server that has not started yet."""
@@ -311,21 +315,34 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         content = result_content(result)
         reader = None
         if connection is not None and connection.serves_resources:
-            reader = functools.partial(self._read_link, connection)
+            reader = functools.partial(self.read_resource, connection.name)
         content, reads = await read_links(content, reader, language,
                                           seconds=self._link_seconds)
-        return await render_tool_output_async(content, result.is_error, language, reads=reads)
+        plan = await plan_for_model(content, is_error=result.is_error, language=language,
+                                    limits=ENGINE_LIMITS, reads=reads)
+        return plan.tool_output()
 
-    async def _read_link(self, connection: Connection, uri: str) -> ReadResourceResult:
-        """`resources/read` of a linked resource, fresh (never from the SDK's cache: a link to
-        `latest.png` means the latest), on the same request path as every other request, so a
-        read that kills the connection restarts the server before its next call."""
-        outcome = await connection.request(uri, lambda client: client.read_resource(
-            uri, cache_mode="bypass"))
+    async def request(self, server_name: str, what: str,
+                      send: Callable[[Client], Awaitable[_T]]) -> _T:
+        """One request other than a tool call (`what` names it in a fault) to a server, on its
+        connection's one request path: a server that died is restarted first, and a request that
+        kills the connection restarts it before the next. The server's own refusal is its
+        `MCPError`; no answer at all is `McpUnavailable` with a one-line reason."""
+        connection = await self.connection(server_name)
+        if isinstance(connection, str):
+            raise McpUnavailable(connection)
+        outcome = await connection.request(what, send)
         if isinstance(outcome, CallFault):
-            self.note_fault(connection.name, outcome)
-            raise ConnectionError(outcome.reason)
+            self.note_fault(server_name, outcome)
+            raise McpUnavailable(outcome.reason)
         return outcome
+
+    async def read_resource(self, server_name: str, uri: str) -> ReadResourceResult:
+        """`resources/read` on a server, fresh: never from the SDK's cache (a link to
+        `latest.png` means the latest). Both a tool result's links and a gateway client's reads
+        come this way."""
+        return await self.request(server_name, uri, lambda client: client.read_resource(
+            uri, cache_mode="bypass"))
 
     def _faulted(self, name: str, reason: str) -> str:
         logger.warning("mcp fault: tool=%s reason=%s", name, reason)

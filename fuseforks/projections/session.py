@@ -46,10 +46,7 @@ from fuseforks.events.types import (
     TurnStarted,
     TurnTakenOver,
 )
-
-NOTE_RESERVE_BYTES = 512
-"""Room kept in a result's budget for the note that says images were left out (its longest
-wording, JSON-quoted, is under 300 bytes)."""
+from fuseforks.projections.notes import image_notes
 
 
 class SessionCall(msgspec.Struct, frozen=True, kw_only=True):
@@ -137,25 +134,18 @@ def evolve_session(state: SessionState, event: TurnEvent) -> SessionState:
 
 def plan_result_cap(state: SessionState, call_id: str) -> ImageCut | None:
     """How many of a result's first images fit the client's limit on a whole result, when not
-    all do: the size without images, room for the note, then each image's base64 in order.
-    None when the result fits (or the client has no such limit)."""
+    all do (`ResultLimits.images_kept`, from the recorded sizes). None when the result fits (or
+    the client has no such limit)."""
     assert state.started is not None
-    budget = state.started.result_limits.budget()
     call = state.calls[call_id]
     result = call.result
-    if budget is None or result is None or not result.image_digests:
+    if result is None or not result.image_digests:
         return None
     sizes = {meta.digest: meta.size for meta in call.images}
     images = [base64_size(sizes[digest]) for digest in result.image_digests]
-    if result.bytes_without_images + sum(images) <= budget:
+    keep = state.started.result_limits.images_kept(result.bytes_without_images, images)
+    if keep == len(images):
         return None
-    used = result.bytes_without_images + NOTE_RESERVE_BYTES
-    keep = 0
-    for size in images:
-        if used + size > budget:
-            break
-        used += size
-        keep += 1
     return ImageCut(call_id=call_id, keep=keep, removed=len(images) - keep)
 
 
@@ -170,16 +160,16 @@ def sent_images(state: SessionState, call_id: str) -> list[str]:
 
 def result_notes(state: SessionState, call_id: str) -> list[str]:
     """What the gateway adds to a result besides the server's own content, in the session's
-    village language: a note for each dropped image, then one for images the cap left out."""
-    assert state.started is not None
-    t = texts(state.started.language)
+    village language: the notes on its images (`image_notes`, as the plan wrote them), then one
+    for images the cap left out."""
+    started = state.started
+    assert started is not None
     call = state.calls[call_id]
-    notes = [t.dropped_note(d.reason, d.index, state.started.limits.max_images)
-             for d in call.drops]
+    notes = image_notes(started.language, started.limits.max_images, call.images, call.drops)
     if call.result is not None and call.keep is not None:
         removed = len(call.result.image_digests) - call.keep
         if removed:
-            notes.append(t.result_capped_note(removed))
+            notes.append(texts(started.language).result_capped_note(removed))
     return notes
 
 
@@ -197,7 +187,7 @@ class CallView(msgspec.Struct, frozen=True, kw_only=True):
     fault: str | None
     body: str
     images: list[str]
-    """Each image the result kept: `digest FORMAT WxH SIZE B (path from SOURCE)`."""
+    """Each image the result kept: `digest FORMAT WxH SIZE B (path from SOURCE [WxH])`."""
     sent: list[str]
     """Digests of the images the client was sent (after the cap)."""
     notes: list[str]
@@ -208,7 +198,8 @@ def call_views(state: SessionState) -> list[CallView]:
     for number, (call_id, call) in enumerate(state.calls.items(), start=1):
         result = call.result
         images = [f"{m.digest} {m.media_type.removeprefix('image/').upper()} "
-                  f"{m.width}x{m.height} {m.size} B ({m.path} from {m.source_format})"
+                  f"{m.width}x{m.height} {m.size} B ({m.path} from {m.source_format}"
+                  f"{f' {m.source_width}x{m.source_height}' if m.source_width else ''})"
                   for m in call.images]
         views.append(CallView(
             call=number, call_id=call_id, tool=call.called.name, server=call.called.server,

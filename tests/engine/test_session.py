@@ -10,8 +10,8 @@ import anyio
 import msgspec
 import pytest
 
-from fuseforks.core.media import ImageLimits, ResultLimits, base64_size
-from fuseforks.core.names import Language
+from fuseforks.core.media import ENGINE_LIMITS, ImageLimits, ResultLimits, base64_size
+from fuseforks.core.names import Language, McpMethod
 from fuseforks.engine.replay import verify
 from fuseforks.engine.session import CANCELLED, ProgressListener, Session, SessionSpec
 from fuseforks.events.codec import Envelope
@@ -34,7 +34,8 @@ SPEC = SessionSpec(agent="gateway", client="claude-code", client_version="2.1.0"
 
 
 def photos(count: int) -> ToolOutput:
-    images = normalize_result_images([gen.jpeg(64, 48, seed=s) for s in range(count)]).kept
+    images = normalize_result_images([gen.jpeg(64, 48, seed=s) for s in range(count)],
+                                     ENGINE_LIMITS).kept
     return ToolOutput(text="two frames", images=images, bytes_without_images=300)
 
 
@@ -50,11 +51,12 @@ class Tools:
     def tool_specs(self) -> list[ToolSpecRecord]:
         return [ToolSpecRecord(name=name) for name in self.outputs]
 
-    def server_of(self, name: str) -> str:
+    def server_of(self, name: str, method: McpMethod = "tools/call") -> str:
         return name.split("__")[0]
 
     async def call(self, name: str, arguments: dict[str, Any], language: Language,
-                   on_progress: ProgressListener | None = None) -> ToolOutput:
+                   on_progress: ProgressListener | None = None,
+                   method: McpMethod = "tools/call") -> ToolOutput:
         self.started.append(name)
         if arguments.get("wait"):
             self.reached.set()

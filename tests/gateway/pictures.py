@@ -25,3 +25,17 @@ def retina_png() -> bytes:
 @functools.cache
 def small_jpeg() -> bytes:
     return gen.encode(gen.photo(*SMALL_SIZE, seed=6), "JPEG", quality=85)
+
+
+PHOTO_SIZE = (4000, 3000)
+
+
+@functools.cache
+def photo_png() -> bytes:
+    """A 4000x3000 PNG (a camera's size): over every client's limits, in a blob or a resource."""
+    return gen.encode(gen.desktop_screenshot(*PHOTO_SIZE, seed=7), "PNG")
+
+
+@functools.cache
+def tiny_png() -> bytes:
+    return gen.encode(gen.photo(200, 100, seed=8), "PNG")

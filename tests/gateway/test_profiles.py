@@ -20,9 +20,7 @@ from mcp.types import (
 from fuseforks.core.media import ImageLimits, ResultLimits
 from fuseforks.gateway.names import Names
 from fuseforks.gateway.profiles import LimitOverrides, profile_for
-from fuseforks.gateway.reply import frame_size, reply, size_without_images
-from fuseforks.images.normalize import normalize_result_images
-from fuseforks.ports.tools import ToolOutput
+from fuseforks.mcp.reply import plan_for_client, render_reply, reply_size
 from tests.helpers import imagegen as gen
 
 # A photo as an RGBA PNG: re-encoded (a PNG with an alpha channel never passes through), as JPEG.
@@ -73,7 +71,11 @@ def test_plain_names_keep_their_prefix_where_two_servers_share_one() -> None:
     assert plain.prefixed("nothing") == "nothing"
 
 
-def test_the_reply_keeps_the_servers_blocks_and_order_and_changes_only_images_and_media_text(
+NO_LIMIT = ResultLimits()
+GENERIC = profile_for("generic", "x", environ={}).limits
+
+
+async def test_the_reply_keeps_the_servers_blocks_and_order_and_changes_only_images_and_media_text(
         ) -> None:
     jpeg = gen.jpeg(64, 48)
     jpeg_b64 = base64.b64encode(jpeg).decode()
@@ -89,15 +91,15 @@ def test_the_reply_keeps_the_servers_blocks_and_order_and_changes_only_images_an
             uri="file:///n.txt", text=f"data:image/png;base64,{B64_PNG}")),
         ImageContent(type="image", data="not base64!", mime_type="image/png"),
     ], structured_content={"shot": B64_PNG, "n": 1})
-    images = normalize_result_images([B64_PNG, jpeg_b64, "not base64!"])
-    output = ToolOutput(text="", images=images.kept, dropped=images.dropped)
-    sent = reply(result, output, keep=2, notes=["(image 3 was not sent: it could not be read)"])
+    plan = await plan_for_client(result, language="en", limits=GENERIC, result_limits=NO_LIMIT)
+    sent = render_reply(plan, keep=2, notes=plan.notes)
+    assert isinstance(sent, CallToolResult)
     text, first, kept_link, kept_audio, second, resource, note = sent.content
     assert isinstance(text, TextContent)
     assert text.text == (f"see data:image/png;base64,[base64 omitted: {len(B64_PNG)} characters]"
                          " here")
     assert isinstance(first, ImageContent) and first.mime_type == "image/jpeg"
-    assert hashlib.sha256(base64.b64decode(first.data)).hexdigest() == images.kept[0].digest
+    assert hashlib.sha256(base64.b64decode(first.data)).hexdigest() == plan.kept[0].digest
     assert (kept_link, kept_audio) == (link, audio)
     assert isinstance(second, ImageContent)
     assert (second.data, second.mime_type) == (jpeg_b64, "image/jpeg")  # the server's own text
@@ -107,18 +109,17 @@ def test_the_reply_keeps_the_servers_blocks_and_order_and_changes_only_images_an
     assert note == TextContent(type="text", text="(image 3 was not sent: it could not be read)")
     assert sent.structured_content == {"shot": f"[base64 omitted: {len(B64_PNG)} characters]",
                                        "n": 1}
-    capped = reply(result, output, keep=1, notes=[])
+    capped = render_reply(plan, keep=1, notes=[])
+    assert isinstance(capped, CallToolResult)
     assert sum(isinstance(b, ImageContent) for b in capped.content) == 1
 
 
-def test_sizes_count_everything_but_the_images_data() -> None:
+async def test_sizes_count_everything_but_the_images_data() -> None:
     result = CallToolResult(content=[TextContent(type="text", text="x" * 1000),
                                      ImageContent(type="image", data=B64_PNG,
                                                   mime_type="image/png")])
-    images = normalize_result_images([B64_PNG])
-    output = ToolOutput(text="", images=images.kept)
-    whole = len(reply(result, output, 1, []).model_dump_json(by_alias=True,
-                                                            exclude_none=True).encode())
-    without = size_without_images(result, output, [])
-    assert whole - without == len(base64.b64encode(images.kept[0].data))
-    assert frame_size(result) == without + len("image/png") - len("image/jpeg")
+    plan = await plan_for_client(result, language="en", limits=GENERIC, result_limits=NO_LIMIT)
+    whole = len(render_reply(plan, 1, plan.notes).model_dump_json(
+        by_alias=True, exclude_none=True).encode())
+    assert plan.bytes_without_images == reply_size(plan)
+    assert whole - reply_size(plan) == len(base64.b64encode(plan.kept[0].data))

@@ -141,6 +141,7 @@ async def test_every_limit_can_be_set_over_the_profile_and_a_cut_is_noted(tmp_pa
     [(jpeg, _)] = images(both)
     assert max(size(jpeg)) == 2000
     assert texts(both) == ["two screens",
+                           "（1 枚目の画像: 元は 3840×2160、2000×1125 に縮めて送りました（×0.52））\n"
                            "（2 枚目の画像は送りませんでした: 1 つの結果で送れる画像は 1 枚までです）"]
     async with stdio_gateway(config, "--db", str(db), "--max-result-bytes", "200000") as client:
         capped = await client.call_tool("shots__small", {})
@@ -163,7 +164,7 @@ async def test_replay_verifies_a_recorded_session_and_the_log_names_the_client(
     [session] = recorded(db)
     log = runner.invoke(main, ["log", str(db)])
     assert log.stdout.splitlines() == [
-        "tool: agent=gateway round=1 name=shots__both ok=true body_chars=11 images=2",
+        "tool: agent=gateway round=1 name=shots__both ok=true body_chars=106 images=2",
         "tool: agent=gateway round=2 name=shots__nothing ok=false body_chars=53",
         'session: agent=gateway client="claude-ai 1.0" calls=2 stop=closed',
     ]

@@ -8,13 +8,14 @@ import io
 
 import msgspec
 import pytest
+from mcp.types import ImageContent
 from PIL import Image
 
 from fuseforks.core.media import ENGINE_LIMITS, ImageLimits, base64_size
 from fuseforks.images.fit import fit_result_images, images_base64_size
 from fuseforks.images.normalize import normalize_image, normalize_result_images
 from fuseforks.images.types import DroppedImage, NormalizedImage
-from fuseforks.mcp.render import render_tool_output
+from fuseforks.mcp.plan import plan_for_model
 from tests.helpers import imagegen as gen
 
 API_LIMITS = ImageLimits(max_edge_px=8000, max_bytes=5 * 1024 * 1024 * 3 // 4)
@@ -51,16 +52,15 @@ def test_the_long_edge_follows_the_limits() -> None:
     assert (engine.width, engine.height) == (1568, 1014)
 
 
-def test_the_number_of_images_per_result_follows_the_limits_and_its_note_names_it() -> None:
+async def test_the_number_of_images_per_result_follows_the_limits_and_its_note_names_it() -> None:
     blocks = [base64.b64encode(gen.jpeg(40, 30, seed=s)).decode() for s in range(3)]
     result = normalize_result_images(blocks, ImageLimits(max_images=2))
     assert [len(result.kept), [(d.index, d.reason, d.detail) for d in result.dropped]] == [
         2, [(2, "too_many", "more than 2 images in one result")]]
-    from mcp.types import ImageContent
-
-    output = render_tool_output(
-        [ImageContent(type="image", data=b, mime_type="image/jpeg") for b in blocks], False,
-        "en", ImageLimits(max_images=2))
+    plan = await plan_for_model(
+        [ImageContent(type="image", data=b, mime_type="image/jpeg") for b in blocks],
+        is_error=False, language="en", limits=ImageLimits(max_images=2))
+    output = plan.tool_output()
     assert output.text == ("(2 images)\n(image 3 was not sent: a tool result carries at most 2"
                            " images)")
 
@@ -87,7 +87,7 @@ def test_shrinking_never_goes_below_the_smallest_edge() -> None:
 
 def test_images_within_the_budget_are_left_alone() -> None:
     blocks = [gen.jpeg(300, 200, seed=s) for s in range(2)]
-    result = normalize_result_images(blocks)
+    result = normalize_result_images(blocks, ENGINE_LIMITS)
     assert fit_result_images(blocks, result, ENGINE_LIMITS, 10**9) is result
 
 
@@ -122,7 +122,7 @@ def test_a_small_image_keeps_its_size_and_the_large_one_gets_the_rest() -> None:
 
 def test_an_image_that_cannot_fit_is_dropped_at_its_own_position() -> None:
     blocks = [b"not an image", gen.encode(gen.desktop_screenshot(1000, 800), "PNG")]
-    result = normalize_result_images(blocks)
+    result = normalize_result_images(blocks, ENGINE_LIMITS)
     fitted = fit_result_images(blocks, result, ENGINE_LIMITS, 40)
     assert fitted.kept == []
     assert [(d.index, d.reason) for d in fitted.dropped] == [(0, "unreadable"), (1, "too_large")]

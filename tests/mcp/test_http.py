@@ -79,7 +79,7 @@ async def test_png_of_10_mb_arrives_and_is_re_encoded(content: HttpServer) -> No
     async with ToolHub([content]) as hub:
         output = await hub.call("content__png_10_mb", {}, "en")
     assert len(pictures.png_10_mb()) > 10_000_000
-    assert output.text == "(1 image)"
+    assert output.text == "(1 image)\n(image 1: 1900×1800, sent at 1568×1485 (×0.83))"
     (image,) = output.images
     assert (image.path, image.source_format, image.width, image.height) == (
         "re_encoded",
