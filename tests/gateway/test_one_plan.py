@@ -18,6 +18,7 @@ from typing import Any
 import anyio.to_thread
 import pytest
 from click.testing import CliRunner
+from mcp.shared.exceptions import MCPError
 from mcp.types import (
     BlobResourceContents,
     CallToolResult,
@@ -29,7 +30,7 @@ from mcp.types import (
 from PIL import Image
 
 from fuseforks.cli import main
-from fuseforks.events.types import ImagesNormalized, ResultSent, ToolCalled
+from fuseforks.events.types import ImagesNormalized, ResultSent, ToolCalled, ToolResultRecorded
 from tests.gateway import npm
 from tests.gateway.conftest import PYTHON, REPO, recorded, shots, stdio_gateway, write_config
 from tests.gateway.pictures import SCREEN_SIZE
@@ -79,7 +80,7 @@ async def agree(db: Path, received: list[list[str]]) -> list[ResultSent]:
     runner = CliRunner()
     audit = runner.invoke(main, ["audit", str(db), "--json"])
     assert audit.exit_code == 0, audit.output
-    rows = json.loads(audit.stdout)["client_deliveries"]
+    rows = json.loads(audit.stdout).get("client_deliveries", [])
     assert [r["digest"] for r in rows] == [d for call in received for d in call]
     replayed = await anyio.to_thread.run_sync(runner.invoke, main,
                                               ["replay", str(db), "--verify"])
@@ -209,3 +210,35 @@ async def test_every_kind_of_block_through_the_gateway(tmp_path: Path) -> None:
     assert texts(result)[-1] == "(image 2 was not sent: it could not be read)"
     await agree(db, [digests(sent_images(result.content))])
     assert len(sent_images(result.content)) == 2
+
+
+async def test_server_everythings_resources_and_prompts_through_the_gateway(
+        tmp_path: Path) -> None:
+    packages = await anyio.to_thread.run_sync(npm.install)
+    db = tmp_path / "g.db"
+    async with stdio_gateway(write_config(tmp_path, everything=npm.everything(packages)),
+                             "--db", str(db), client="claude-ai") as session:
+        await session.list_resource_templates()
+        text = await session.read_resource("demo://resource/dynamic/text/1")
+        blob = await session.read_resource("demo://resource/dynamic/blob/2")
+        await session.list_prompts()
+        prompt = await session.get_prompt("everything__resource-prompt",
+                                          {"resourceType": "Blob", "resourceId": "3"})
+        with pytest.raises(MCPError) as refused:  # the server's own refusal, handed on
+            await session.get_prompt("everything__resource-prompt",
+                                     {"resourceType": "Video", "resourceId": "3"})
+    [first] = text.contents
+    assert isinstance(first, TextResourceContents) and first.text.startswith("Resource 1:")
+    [second] = blob.contents
+    assert isinstance(second, BlobResourceContents)
+    assert base64.b64decode(second.blob).startswith(b"Resource 2:")
+    assert [type(m.content).__name__ for m in prompt.messages] == ["TextContent",
+                                                                   "EmbeddedResource"]
+    assert "Invalid resourceType: Video" in refused.value.error.message
+    sent = await agree(db, [[], [], [], []])
+    assert [s.method for s in sent] == ["resources/read", "resources/read", "prompts/get",
+                                        "prompts/get"]
+    [session_record] = recorded(db)
+    [*_, refusal] = [e.event for e in session_record if isinstance(e.event, ToolResultRecorded)]
+    assert refusal.ok is False and refusal.fault is not None
+    assert "Invalid resourceType: Video" in refusal.fault
