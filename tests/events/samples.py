@@ -69,7 +69,7 @@ SAMPLES: list[TurnEvent] = [
                  size=2048, detail="read in full"),
     ImagesNormalized(round=1, call_id="c1", images=[ImageMeta(
         digest=D1, source_format="PNG", media_type="image/jpeg", path="re_encoded", width=1568,
-        height=1045, size=123456, source_size=999999)]),
+        height=1045, size=123456, source_size=999999, source_width=3000, source_height=2000)]),
     ImagesDropped(round=1, call_id="c1", name="t", drops=[
         ImageDrop(index=4, reason="too_many", source_format="JPEG", detail="fifth image")]),
     ToolResultRecorded(round=1, call_id="c1", name="t", ok=False, body="x", image_digests=[D1, D2],
