@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import io
 import json
 import sys
 from collections.abc import Iterator
@@ -21,23 +20,15 @@ import msgspec
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, given, settings
-from PIL import Image
 
 from fuseforks.agent import Agent, AgentSettings
 from fuseforks.core.media import ENGINE_LIMITS
 from fuseforks.core.names import WIRE_NAMES
-from fuseforks.events.privacy import find_media
 from fuseforks.events.types import RequestSent
 from fuseforks.mcp import StdioServer, ToolHub
 from fuseforks.simulator import Script, Simulator, run_simulator
 from fuseforks.stores.memory import MemoryStore
-from tests.helpers.results import (
-    check_scale_notes,
-    for_user_only,
-    is_image,
-    named_missing,
-    results,
-)
+from tests.helpers.results import check_delivery, for_user_only, is_image, results
 
 SERVED = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "served_blocks.py"
 MODELS = {"anthropic": "claude-sim", "gemini": "gemini-3-sim"}
@@ -104,18 +95,8 @@ def check(rig: Rig, result: dict[str, Any]) -> None:
     pictures, strings = _split(body)
     assert sorted(hashlib.sha256(p).hexdigest() for p in pictures) == sorted(
         image.digest for image in answering.images)
-    offered = sum(is_image(b) and not for_user_only(b) for b in result["content"])
-    assert len(pictures) + sum(named_missing(s) for s in strings) == offered, strings
-    assert len(pictures) <= ENGINE_LIMITS.max_images
-    sizes = []
-    for picture in pictures:
-        assert len(picture) <= ENGINE_LIMITS.max_bytes
-        with Image.open(io.BytesIO(picture)) as opened:
-            assert max(opened.size) <= ENGINE_LIMITS.max_edge_px
-            sizes.append(opened.size)
-    assert [s for s in strings if find_media(s) is not None] == []
-    check_scale_notes([b for b in result["content"] if is_image(b) and not for_user_only(b)],
-                      sizes, strings)
+    offered = [b for b in result["content"] if is_image(b) and not for_user_only(b)]
+    check_delivery(offered, pictures, strings, ENGINE_LIMITS)
 
 
 @pytest.mark.parametrize("wire", WIRE_NAMES)

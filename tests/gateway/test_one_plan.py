@@ -34,25 +34,13 @@ from fuseforks.events.types import ImagesNormalized, ResultSent, ToolCalled, Too
 from tests.gateway import npm
 from tests.gateway.conftest import PYTHON, REPO, recorded, shots, stdio_gateway, write_config
 from tests.gateway.pictures import SCREEN_SIZE
+from tests.helpers.results import pictures_of
 
 CLAUDE_CODE_CHARS = 25_000 * 4  # its token limit, four characters a token, base64 as text
 
 
 def blocks() -> dict[str, Any]:
     return {"command": PYTHON, "args": ["-m", "tests.gateway.servers.blocks"], "cwd": str(REPO)}
-
-
-def sent_images(content: list[Any]) -> list[bytes]:
-    """Every picture in what the client got: image blocks and image blobs."""
-    found = []
-    for block in content:
-        if isinstance(block, ImageContent):
-            found.append(base64.b64decode(block.data))
-        elif (isinstance(block, EmbeddedResource)
-              and isinstance(block.resource, BlobResourceContents)
-              and (block.resource.mime_type or "").startswith("image/")):
-            found.append(base64.b64decode(block.resource.blob))
-    return found
 
 
 def digests(pictures: list[bytes]) -> list[str]:
@@ -103,7 +91,7 @@ async def test_an_image_for_the_user_beside_one_for_the_model_reaches_the_client
     assert isinstance(user, ImageContent) and isinstance(assistant, ImageContent)
     assert user.annotations is not None and user.annotations.audience == ["user"]
     assert assistant.annotations is not None and assistant.annotations.audience == ["assistant"]
-    await agree(db, [digests(sent_images(result.content))])
+    await agree(db, [digests(pictures_of(result.content))])
 
 
 async def test_server_everythings_annotated_image_reaches_the_client(tmp_path: Path) -> None:
@@ -115,7 +103,7 @@ async def test_server_everythings_annotated_image_reaches_the_client(tmp_path: P
                                          {"messageType": "success", "includeImage": True})
     assert not result.is_error
     assert [type(b).__name__ for b in result.content] == ["TextContent", "ImageContent"]
-    await agree(db, [digests(sent_images(result.content))])
+    await agree(db, [digests(pictures_of(result.content))])
 
 
 async def test_an_image_in_an_embedded_blob_fits_claude_codes_budget(tmp_path: Path) -> None:
@@ -123,7 +111,7 @@ async def test_an_image_in_an_embedded_blob_fits_claude_codes_budget(tmp_path: P
     async with stdio_gateway(write_config(tmp_path, blocks=blocks()), "--db", str(db),
                              client="claude-code") as session:
         result = await session.call_tool("blocks__photo_blob", {})
-    [picture] = sent_images(result.content)
+    [picture] = pictures_of(result.content)
     assert max(size(picture)) <= 1568
     assert wire_size(result) <= CLAUDE_CODE_CHARS
     [_, blob] = result.content[:2]
@@ -182,7 +170,7 @@ async def test_a_scaled_screenshot_says_its_source_size_and_the_record_keeps_it(
     async with stdio_gateway(write_config(tmp_path, shots=shots()), "--db", str(db),
                              client="claude-code") as session:
         result = await session.call_tool("shots__screen", {})
-    [picture] = sent_images(result.content)
+    [picture] = pictures_of(result.content)
     width, height = size(picture)
     assert max(width, height) < 1568  # shrunk below the edge for the token budget
     factor = width / SCREEN_SIZE[0]
@@ -208,8 +196,8 @@ async def test_every_kind_of_block_through_the_gateway(tmp_path: Path) -> None:
                      "EmbeddedResource", "EmbeddedResource", "ResourceLink", "EmbeddedResource",
                      "TextContent"]  # the broken image left out, the notes last
     assert texts(result)[-1] == "(image 2 was not sent: it could not be read)"
-    await agree(db, [digests(sent_images(result.content))])
-    assert len(sent_images(result.content)) == 2
+    await agree(db, [digests(pictures_of(result.content))])
+    assert len(pictures_of(result.content)) == 2
 
 
 async def test_server_everythings_resources_and_prompts_through_the_gateway(

@@ -6,9 +6,7 @@ is named in a note; the profile's limits hold; no base64 run reaches a text the 
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import io
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,36 +18,20 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 from mcp import Client
 from mcp.types import (
-    BlobResourceContents,
     CallToolResult,
     EmbeddedResource,
-    ImageContent,
     TextContent,
     TextResourceContents,
 )
-from PIL import Image
 
 from fuseforks.core.media import ImageLimits, ResultLimits
-from fuseforks.events.privacy import find_media
 from fuseforks.events.types import ResultSent, SessionStarted
 from fuseforks.stores.sqlite import SqliteStore
 from tests.gateway.conftest import MCP_SERVERS, PYTHON, stdio_gateway, write_config
-from tests.helpers.results import check_scale_notes, is_image, named_missing, results
+from tests.helpers.results import check_delivery, is_image, pictures_of, results
 
 PROFILES = [("auto", "claude-code"), ("auto", "claude-ai"), ("auto", "cursor-vscode"),
             ("many-images", "zed")]
-
-
-def delivered(result: CallToolResult) -> list[bytes]:
-    found = []
-    for block in result.content:
-        if isinstance(block, ImageContent):
-            found.append(base64.b64decode(block.data))
-        elif (isinstance(block, EmbeddedResource)
-              and isinstance(block.resource, BlobResourceContents)
-              and (block.resource.mime_type or "").startswith("image/")):
-            found.append(base64.b64decode(block.resource.blob))
-    return found
 
 
 def read_texts(result: CallToolResult) -> list[str]:
@@ -97,23 +79,13 @@ def check(rig: Rig, result: dict[str, Any]) -> None:
     got = rig.call(result)
     started, sent = rig.record()
     limits: ImageLimits = started.limits
-    pictures = delivered(got)
+    pictures = pictures_of(got.content)
     assert [hashlib.sha256(p).hexdigest() for p in pictures] == sent.images
     texts = read_texts(got)
-    offered = sum(is_image(block) for block in result["content"])
-    assert len(pictures) + sum(named_missing(t) for t in texts) == offered, texts
-    assert len(pictures) <= limits.max_images
-    sizes = []
-    for picture in pictures:
-        assert len(picture) <= limits.max_bytes
-        with Image.open(io.BytesIO(picture)) as opened:
-            assert max(opened.size) <= limits.max_edge_px
-            sizes.append(opened.size)
+    check_delivery([b for b in result["content"] if is_image(b)], pictures, texts, limits)
     budget = ResultLimits.budget(started.result_limits)
     if budget is not None and pictures:
         assert len(got.model_dump_json(by_alias=True, exclude_none=True).encode()) <= budget
-    assert [find_media(t) for t in texts] == [None] * len(texts)
-    check_scale_notes([b for b in result["content"] if is_image(b)], sizes, texts)
 
 
 @pytest.mark.parametrize(("profile", "client"), PROFILES)

@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import base64
 import functools
+import io
 import re
 from typing import Any
 
 from hypothesis import strategies as st
+from mcp.types import BlobResourceContents, EmbeddedResource, ImageContent
+from PIL import Image
 
+from fuseforks.core.media import ImageLimits
+from fuseforks.events.privacy import find_media
 from tests.helpers import imagegen as gen
 
 
@@ -156,3 +161,33 @@ def check_scale_notes(offered: list[dict[str, Any]], sent: list[tuple[int, int]]
     for number, source, size in notes:
         assert source_size(offered[number - 1]) == source
         assert size in sent
+
+
+def pictures_of(content: list[Any]) -> list[bytes]:
+    """Every picture in MCP content as its reader decodes it: image blocks and image blobs."""
+    found = []
+    for block in content:
+        if isinstance(block, ImageContent):
+            found.append(base64.b64decode(block.data))
+        elif (isinstance(block, EmbeddedResource)
+              and isinstance(block.resource, BlobResourceContents)
+              and (block.resource.mime_type or "").startswith("image/")):
+            found.append(base64.b64decode(block.resource.blob))
+    return found
+
+
+def check_delivery(offered: list[dict[str, Any]], pictures: list[bytes], texts: list[str],
+                   limits: ImageLimits) -> None:
+    """What a recipient got of the images `offered` to it (in order): each picture or a note
+    naming it, within `limits`, every smaller one noted with its source size, and no base64 run
+    in any text it reads."""
+    assert len(pictures) + sum(named_missing(t) for t in texts) == len(offered), texts
+    assert len(pictures) <= limits.max_images
+    sizes = []
+    for picture in pictures:
+        assert len(picture) <= limits.max_bytes
+        with Image.open(io.BytesIO(picture)) as opened:
+            assert max(opened.size) <= limits.max_edge_px
+            sizes.append(opened.size)
+    assert [t for t in texts if find_media(t) is not None] == []
+    check_scale_notes(offered, sizes, texts)
