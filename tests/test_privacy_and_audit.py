@@ -122,6 +122,6 @@ def test_audit_answers_match_what_the_demo_did(tmp_path) -> None:
     cli = CliRunner().invoke(main, ["audit", str(db), "--provider", "openai-compat", "--csv"])
     assert cli.exit_code == 0
     header, row = cli.output.splitlines()
-    assert header.startswith("digest,turn_id,request_seq,at,round,purpose,wire,model")
+    assert header.startswith("digest,turn_id,request_seq,image,at,round,purpose,wire,model")
     assert ",openai-compat,gemini-3.5-flash-lite,127.0.0.1,alternate," in row
     assert row.endswith(",nik__live_view_image,received,False,answered")

@@ -40,6 +40,8 @@ class OriginRow(msgspec.Struct, frozen=True, kw_only=True):
     digest: str
     turn_id: str
     seq: int
+    image: int
+    """Its place among the images its tool result kept (from 0)."""
     at: str
     round: int
     call_id: str
@@ -59,6 +61,18 @@ class AuditRows(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     client_deliveries: list[ClientDeliveryRow] = []
 
 
+def origins_of(envelope: Envelope, event: ImagesNormalized,
+               called: ToolCalled | None) -> list[OriginRow]:
+    """The origins of one `ImagesNormalized`: one per kept image, named after its call."""
+    return [OriginRow(digest=m.digest, turn_id=envelope.turn_id, seq=envelope.seq,
+                      image=position, at=envelope.at, round=event.round,
+                      call_id=event.call_id, tool=called.name if called else "",
+                      server=called.server if called else "", source_format=m.source_format,
+                      media_type=m.media_type, path=m.path, width=m.width, height=m.height,
+                      size=m.size)
+            for position, m in enumerate(event.images)]
+
+
 def origin_rows(history: Iterable[Envelope]) -> list[OriginRow]:
     """Where each kept image of the given envelopes came from, in order."""
     origins: list[OriginRow] = []
@@ -68,17 +82,7 @@ def origin_rows(history: Iterable[Envelope]) -> list[OriginRow]:
         if isinstance(event, ToolCalled):
             calls[(turn, event.call_id)] = event
         elif isinstance(event, ImagesNormalized):
-            called = calls.get((turn, event.call_id))
-            origins.extend(
-                OriginRow(
-                    digest=m.digest, turn_id=turn, seq=envelope.seq, at=envelope.at,
-                    round=event.round, call_id=event.call_id,
-                    tool=called.name if called else "", server=called.server if called else "",
-                    source_format=m.source_format, media_type=m.media_type, path=m.path,
-                    width=m.width, height=m.height, size=m.size,
-                )
-                for m in event.images
-            )
+            origins += origins_of(envelope, event, calls.get((turn, event.call_id)))
     return origins
 
 
@@ -210,9 +214,9 @@ def select(rows: AuditRows, where: AuditFilter) -> AuditRows:
     matching deliveries, both oldest first — the order of the SQL views' queries."""
     origins = [o for o in rows.origins if where.digest is not None and o.digest == where.digest]
     return AuditRows(
-        origins=sorted(origins, key=lambda o: (o.at, o.turn_id, o.seq)),
+        origins=sorted(origins, key=lambda o: (o.at, o.turn_id, o.seq, o.image)),
         deliveries=sorted((d for d in rows.deliveries if where.keeps(d)),
-                          key=lambda d: (d.at, d.turn_id, d.request_seq)),
+                          key=lambda d: (d.at, d.turn_id, d.request_seq, d.image)),
         client_deliveries=select_clients(rows.client_deliveries, where),
     )
 
@@ -229,7 +233,7 @@ def with_clients(rows: AuditRows, sent: Iterable[Envelope], where: AuditFilter) 
 def select_clients(rows: Iterable[ClientDeliveryRow],
                    where: AuditFilter) -> list[ClientDeliveryRow]:
     return sorted((r for r in rows if where.keeps_client(r)),
-                  key=lambda r: (r.at, r.session_id, r.seq))
+                  key=lambda r: (r.at, r.session_id, r.seq, r.image))
 
 
 def digests(rows: AuditRows) -> set[str]:

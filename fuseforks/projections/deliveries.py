@@ -24,7 +24,7 @@ from typing import Literal
 
 import msgspec
 
-from fuseforks.core.names import Placement, RequestPurpose, StopReason, WireName
+from fuseforks.core.names import McpMethod, Placement, RequestPurpose, StopReason, WireName
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import (
     ImagesStripped,
@@ -65,12 +65,15 @@ class Deliveries(msgspec.Struct, frozen=True, kw_only=True):
     """How the turn ended; `cut` while its record has no end."""
 
 
-class DeliveryRow(msgspec.Struct, frozen=True, kw_only=True):
-    """One image on one request, as the audit lists it."""
+class RequestImage(msgspec.Struct, frozen=True, kw_only=True):
+    """One image on one request, as the request carried it: what never changes of a delivery."""
 
     digest: str
     turn_id: str
     request_seq: int
+    image: int
+    """Its place among the images of its request (from 0): the same image may be there twice
+    (one picture returned by two tools)."""
     at: str
     round: int
     purpose: RequestPurpose
@@ -80,6 +83,21 @@ class DeliveryRow(msgspec.Struct, frozen=True, kw_only=True):
     placement: Placement
     call_id: str
     tool: str
+
+
+class RequestOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    """What became of one request that carried tool images: it settles once."""
+
+    turn_id: str
+    request_seq: int
+    outcome: Outcome
+    stripped: bool
+
+
+class DeliveryRow(RequestImage, frozen=True, kw_only=True):
+    """One image on one request, as the audit lists it: the image as carried, what became of
+    its request, and how its turn ended."""
+
     outcome: Outcome
     stripped: bool
     turn_stop: TurnStop
@@ -92,14 +110,18 @@ class ClientDeliveryRow(msgspec.Struct, frozen=True, kw_only=True):
     digest: str
     session_id: str
     seq: int
+    image: int
+    """Its place among the images sent with the result (from 0)."""
     at: str
     call: int
     """The call's number in its session."""
     call_id: str
     tool: str
+    """The tool, or the resource's URI or the prompt's name (`method`)."""
     server: str
     client: str
     client_version: str
+    method: McpMethod = "tools/call"
 
 
 def _settle(state: Deliveries, outcome: Outcome) -> Deliveries:
@@ -144,16 +166,29 @@ def deliveries(history: Iterable[Envelope]) -> Deliveries:
     return state
 
 
-def rows_of(state: Deliveries, request: SentRequest) -> list[DeliveryRow]:
+def images_of(state: Deliveries, request: SentRequest) -> list[RequestImage]:
+    """The images one request carried."""
     sent = request.sent
     return [
-        DeliveryRow(
-            digest=image.digest, turn_id=state.turn_id, request_seq=request.seq, at=request.at,
-            round=sent.round, purpose=sent.purpose, wire=sent.wire, model=sent.model,
-            endpoint_host=sent.endpoint_host, placement=image.placement, call_id=image.call_id,
-            tool=tool, outcome=request.outcome, stripped=request.stripped, turn_stop=state.stop)
-        for image, tool in zip(sent.images, request.tools, strict=True)
+        RequestImage(
+            digest=image.digest, turn_id=state.turn_id, request_seq=request.seq,
+            image=position, at=request.at, round=sent.round, purpose=sent.purpose,
+            wire=sent.wire, model=sent.model, endpoint_host=sent.endpoint_host,
+            placement=image.placement, call_id=image.call_id, tool=tool)
+        for position, (image, tool) in enumerate(zip(sent.images, request.tools, strict=True))
     ]
+
+
+def outcome_of(state: Deliveries, request: SentRequest) -> RequestOutcome:
+    return RequestOutcome(turn_id=state.turn_id, request_seq=request.seq,
+                          outcome=request.outcome, stripped=request.stripped)
+
+
+def rows_of(state: Deliveries, request: SentRequest) -> list[DeliveryRow]:
+    """One request's deliveries: its images, its outcome, the turn's end."""
+    return [DeliveryRow(**msgspec.structs.asdict(image), outcome=request.outcome,
+                        stripped=request.stripped, turn_stop=state.stop)
+            for image in images_of(state, request)]
 
 
 def delivery_rows(history: Iterable[Envelope]) -> list[DeliveryRow]:
@@ -188,14 +223,18 @@ def received(state: Deliveries) -> list[SentRequest]:
     return [r for r in state.requests if r.sent.images and r.outcome == "received"]
 
 
+def client_rows(envelope: Envelope, event: ResultSent) -> list[ClientDeliveryRow]:
+    """The client deliveries of one `ResultSent`: one per image it carried."""
+    return [ClientDeliveryRow(digest=digest, session_id=envelope.turn_id, seq=envelope.seq,
+                              image=position, at=envelope.at, call=event.round,
+                              call_id=event.call_id, tool=event.name, server=event.server,
+                              client=event.client, client_version=event.client_version,
+                              method=event.method)
+            for position, digest in enumerate(event.images)]
+
+
 def client_delivery_rows(history: Iterable[Envelope]) -> list[ClientDeliveryRow]:
     """Every client delivery of the given envelopes, in order (only `ResultSent` counts, so a
     store's `ResultSent` events alone give every row)."""
-    return [
-        ClientDeliveryRow(digest=digest, session_id=envelope.turn_id, seq=envelope.seq,
-                          at=envelope.at, call=event.round, call_id=event.call_id,
-                          tool=event.name, server=event.server, client=event.client,
-                          client_version=event.client_version)
-        for envelope in history if isinstance(event := envelope.event, ResultSent)
-        for digest in event.images
-    ]
+    return [row for envelope in history if isinstance(event := envelope.event, ResultSent)
+            for row in client_rows(envelope, event)]

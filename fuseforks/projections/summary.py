@@ -1,9 +1,19 @@
-"""A turn in a few numbers: the row `fuseforks turns` prints and the console lists, and the token
-totals `fuseforks replay` reports and the console shows. A gateway session is summed up in the
-same row: `gateway` for its wire, its client where a model would be, its calls for rounds.
+"""A turn in a few numbers: the row `fuseforks turns` prints, the console lists and the read
+model keeps, and the token totals `fuseforks replay` reports and the console shows. A gateway
+session is summed up in the same row: `gateway` for its wire, its client where a model would be,
+its calls for rounds.
 
-Kept here, below every reader, so that a command and the console never count the same turn two
-ways: both call these folds on the same events.
+The images, counted once for every reader: `images_sent` is how many tool images the turn's
+requests carried — one per image block of a tool result, so one picture that two tools returned
+counts twice, and an image carried again in a later round counts once — and
+`images_received` how many of those reached the model in a request it answered. A turn whose
+images were refused says how often (`refusals`: requests with images the provider refused) and
+how many the fallback took off (`stripped`). For a gateway session every image it sent its
+client is sent and received.
+
+Kept here, below every reader, and incremental (`evolve_summary`), so that the read model keeps
+a turn's row as it is recorded and a command and the console never count the same turn two
+ways.
 """
 
 from __future__ import annotations
@@ -15,6 +25,7 @@ import msgspec
 from fuseforks.core.names import SessionEndCause
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import (
+    ImagesStripped,
     ResponseReceived,
     ResultSent,
     RoundStarted,
@@ -26,8 +37,7 @@ from fuseforks.events.types import (
     TurnStarted,
     TurnTakenOver,
 )
-from fuseforks.projections.audit import TurnStop
-from fuseforks.projections.deliveries import deliveries
+from fuseforks.projections.deliveries import Deliveries, TurnStop, evolve_deliveries
 
 
 class TurnSummary(msgspec.Struct, frozen=True, kw_only=True):
@@ -42,47 +52,115 @@ class TurnSummary(msgspec.Struct, frozen=True, kw_only=True):
     """How the turn ended; `cut` when its record has no end (the process died, or it is still
     running)."""
     images_sent: int
-    """Distinct tool images its requests carried to the provider (refused requests included);
-    for a gateway session, the images it sent its client."""
+    """Tool images its requests carried (see the module's note); for a gateway session, the
+    images it sent its client."""
+    images_received: int = 0
+    """Of those, the images a request the provider answered carried."""
+    refusals: int = 0
+    """Requests with tool images the provider refused."""
+    stripped: int = 0
+    """Tool images the image fallback took off the message list."""
     events: int
     taken_over: int = 0
     """Times another worker took the turn over (its process died, or handed it back)."""
+    conversation: str = ""
+    """The turn's conversation id; empty outside a conversation (and for a gateway session)."""
+
+
+class SummaryState(msgspec.Struct, frozen=True, kw_only=True):
+    """The summary's fold over one turn's (or session's) events, in seq order."""
+
+    turn_id: str = ""
+    started: str = ""
+    session: bool = False
+    agent: str = "-"
+    wire: str = "-"
+    model: str = "-"
+    conversation: str = ""
+    max_round: int = 0
+    ended_rounds: int | None = None
+    stop: TurnStop | SessionEndCause = "cut"
+    calls: int = 0
+    client_images: int = 0
+    stripped: int = 0
+    events: int = 0
+    taken_over: int = 0
+    deliveries: Deliveries = Deliveries()
+
+
+_COUNTED_ONLY = frozenset({"ImagesNormalized", "ImagesDropped", "ToolResultRecorded",
+                           "ResourceRead", "LlmRetried", "LlmRetryStopped", "JpegResent",
+                           "ImagesCapped", "PlacementChanged", "PlacementLearned",
+                           "FallbackSettled", "RepeatDetected", "TurnInterrupted"})
+"""Kinds a summary only counts (neither it nor the delivery fold reads them): most of a turn's
+events, so this fold, run on every append, takes them in one step."""
+
+
+def evolve_summary(state: SummaryState, envelope: Envelope) -> SummaryState:
+    replace = msgspec.structs.replace
+    event = envelope.event
+    if state.events and envelope.kind in _COUNTED_ONLY:
+        return replace(state, events=state.events + 1)
+    state = replace(state, events=state.events + 1,
+                    deliveries=evolve_deliveries(state.deliveries, envelope))
+    if state.events == 1:
+        state = replace(state, turn_id=envelope.turn_id, started=envelope.at)
+    match event:
+        case TurnStarted() | TurnNotStarted():
+            return replace(state, agent=event.agent, wire=event.wire, model=event.model,
+                           conversation=event.conversation_id)
+        case SessionStarted() if state.events == 1:  # a record that begins so is a session's
+            return replace(state, session=True, agent=event.agent, wire="gateway",
+                           model=f"{event.client} {event.client_version}".strip())
+        case RoundStarted():
+            return replace(state, max_round=max(state.max_round, event.round))
+        case ToolCalled():
+            return replace(state, calls=state.calls + 1)
+        case ResultSent():
+            return replace(state, client_images=state.client_images + len(event.images))
+        case ImagesStripped():
+            return replace(state, stripped=state.stripped + event.removed)
+        case TurnTakenOver():
+            return replace(state, taken_over=state.taken_over + 1)
+        case TurnEnded():
+            return replace(state, ended_rounds=event.rounds, stop=event.stop)
+        case SessionEnded():
+            return replace(state, stop=event.cause)
+        case _:
+            return state
+
+
+def summary_of(state: SummaryState) -> TurnSummary:
+    if state.session:
+        return TurnSummary(
+            turn_id=state.turn_id, agent=state.agent, wire=state.wire, model=state.model,
+            started=state.started, rounds=state.calls, stop=state.stop,
+            images_sent=state.client_images, images_received=state.client_images,
+            events=state.events)
+    sent: set[tuple[str, str]] = set()
+    received: set[tuple[str, str]] = set()
+    refusals = 0
+    for request in state.deliveries.requests:
+        images = {(d.call_id, d.digest) for d in request.sent.images}
+        sent |= images
+        if request.outcome == "received":
+            received |= images
+        refusals += request.outcome == "refused" and bool(images)
+    return TurnSummary(
+        turn_id=state.turn_id, agent=state.agent, wire=state.wire, model=state.model,
+        started=state.started,
+        rounds=state.max_round if state.ended_rounds is None else state.ended_rounds,
+        stop=state.stop, images_sent=len(sent), images_received=len(received),
+        refusals=refusals, stripped=state.stripped, events=state.events,
+        taken_over=state.taken_over, conversation=state.conversation)
 
 
 def turn_summary(envelopes: Sequence[Envelope]) -> TurnSummary:
     """The summary of one turn's events (at least one), in seq order."""
-    if isinstance(envelopes[0].event, SessionStarted):
-        return session_summary(envelopes)
-    started = next((e.event for e in envelopes
-                    if isinstance(e.event, TurnStarted | TurnNotStarted)), None)
-    ended = next((e.event for e in reversed(envelopes) if isinstance(e.event, TurnEnded)), None)
-    rounds = [e.event.round for e in envelopes if isinstance(e.event, RoundStarted)]
-    sent = {d.digest for r in deliveries(envelopes).requests for d in r.sent.images}
-    return TurnSummary(
-        turn_id=envelopes[0].turn_id,
-        agent=started.agent if started else "-",
-        wire=started.wire if started else "-",
-        model=started.model if started else "-",
-        started=envelopes[0].at,
-        rounds=ended.rounds if ended else max(rounds, default=0),
-        stop=ended.stop if ended else "cut",
-        images_sent=len(sent),
-        events=len(envelopes),
-        taken_over=sum(isinstance(e.event, TurnTakenOver) for e in envelopes),
-    )
-
-
-def session_summary(envelopes: Sequence[Envelope]) -> TurnSummary:
-    """A gateway session's events (beginning with `SessionStarted`) as a turn's summary."""
-    started = envelopes[0].event
-    assert isinstance(started, SessionStarted)
-    ended = envelopes[-1].event if isinstance(envelopes[-1].event, SessionEnded) else None
-    sent = {d for e in envelopes if isinstance(e.event, ResultSent) for d in e.event.images}
-    return TurnSummary(
-        turn_id=envelopes[0].turn_id, agent=started.agent, wire="gateway",
-        model=f"{started.client} {started.client_version}".strip(), started=envelopes[0].at,
-        rounds=sum(isinstance(e.event, ToolCalled) for e in envelopes),
-        stop=ended.cause if ended else "cut", images_sent=len(sent), events=len(envelopes))
+    state = SummaryState()
+    for envelope in envelopes:
+        state = evolve_summary(state, envelope)
+    return summary_of(state)
 
 
 USAGE_FIELDS = ("responses", "input_tokens", "output_tokens", "cache_read_tokens",

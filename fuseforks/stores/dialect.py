@@ -1,5 +1,6 @@
 """What the SQL base (`fuseforks.stores.sql`) needs to know of an SQL store's language: its
-parameter mark, its statements for the contract, and the relations its audit reads."""
+parameter mark, its statements for the contract, and the column types of the read model's
+tables."""
 
 from __future__ import annotations
 
@@ -18,21 +19,25 @@ class Dialect(msgspec.Struct, frozen=True, kw_only=True):
     """The names of the tables of the store's schema, sorted."""
     version: str
     """The layout version stamped in the meta table."""
+    rows_version: str
+    """The version of the fold the read model's rows were written by, in the meta table."""
     read: str
+    prefix: str
+    """(turn id, last seq) → seq, version, at, body of the turn's events up to that seq."""
     tail: str
     turns: str
     conversation: str
     conversation_size: str
     """(conversation id) → the number of its turns."""
     of_kinds: str
-    origins: str
-    """The relation holding the rows of `image_origins`."""
-    deliveries: str
-    """The relation holding the rows of `image_deliveries`."""
-    delivery_columns: str
-    """The columns of a `DeliveryRow`, as the deliveries relation gives them."""
-    tie: str = ""
-    """The order after (at, turn, seq) among the images of one event."""
+    text: str
+    integer: str
+    boolean: str
+    """The column types of the read model's tables."""
+    turns_naming: str = "{column} IN (SELECT turn_id FROM image_index WHERE digest = {mark})"
+    """`column` is one of the turns that name an image (the index's turns, looked up first)."""
+    table_options: str = ""
+    """What follows a table's definition (SQLite: `WITHOUT ROWID, STRICT`)."""
     since_in_sql: bool = True
     """Whether `since` is compared in SQL; a store that cannot leaves it to
     `AuditFilter.keeps` after the query."""

@@ -66,8 +66,9 @@ import uuid
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
+import msgspec
 import psycopg
 import psycopg.errors
 from psycopg.pq import TransactionStatus
@@ -75,7 +76,9 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from fuseforks.core.errors import ConcurrencyError, StoreError
 from fuseforks.events.codec import SCHEMA_VERSION, Envelope, encode_envelope, encode_stored
+from fuseforks.projections import read_model
 from fuseforks.stores import postgres_sql as sql
+from fuseforks.stores import read_tables
 from fuseforks.stores.postgres_append import (
     APPEND_PATIENCE,
     INSERT_TIMEOUT,
@@ -87,7 +90,8 @@ from fuseforks.stores.postgres_append import (
 )
 from fuseforks.stores.postgres_database import CONNECT_TIMEOUT, Database, one_line
 from fuseforks.stores.postgres_sql import POSTGRES, POSTGRES_STORE_VERSION, DatabaseUrl
-from fuseforks.stores.rows import decode_current
+from fuseforks.stores.row_cache import Prepared, RowCache
+from fuseforks.stores.rows import decode_current, turn_envelopes
 from fuseforks.stores.sql import SqlStore
 from fuseforks.stores.store import OrderedStore, Position, check_continuation
 
@@ -102,6 +106,17 @@ POOL_SIZE = 4
 IDLE_CHECK = 2.0
 """Seconds after which a pooled connection is checked before it is used again."""
 _OPEN = (TransactionStatus.INTRANS, TransactionStatus.INERROR)
+
+
+_json = msgspec.json.Encoder()
+
+
+class Round(NamedTuple):
+    """A round's one statement (the events and the read-model rows they change) and its
+    parameters."""
+
+    statement: str
+    params: list[Any]
 
 
 class PostgresStore(SqlStore, OrderedStore):
@@ -124,6 +139,7 @@ class PostgresStore(SqlStore, OrderedStore):
         self.name = self.database.name
         self.read_only = read_only
         self._closed = threading.Event()
+        self._rows = RowCache()
         self._opening: psycopg.Connection[Any] | None = None
         """The connection the store is checked and built on while it opens."""
         with self._translate("open"), self.database.connect() as connection:
@@ -210,14 +226,14 @@ class PostgresStore(SqlStore, OrderedStore):
             for step in sql.MIGRATIONS[version:]:
                 for statement in step:
                     connection.execute(statement)
-            for statement in (*sql.DROP_DERIVED, *sql.DERIVED):
-                connection.execute(statement)
-            if version:
-                connection.execute(sql.BACKFILL)
             connection.execute(
                 f"INSERT INTO {sql.META} (key, value) VALUES ('store_version', %s) "
                 "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
                 [str(POSTGRES_STORE_VERSION)])
+            if not version:  # a new store: its read model, empty, is today's
+                connection.execute(
+                    f"INSERT INTO {sql.META} (key, value) VALUES ('read_model_version', %s)",
+                    [str(read_model.READ_MODEL_VERSION)])
 
     # --- appending ------------------------------------------------------------------------------
 
@@ -232,12 +248,34 @@ class PostgresStore(SqlStore, OrderedStore):
         except ConcurrencyError:
             check_continuation(batch, self.last_seq(turn_id))
             raise
-        params = [turn_id, [e.seq for e in batch], [e.kind for e in batch],
-                  [e.version for e in batch], [e.at for e in batch], bodies,
-                  turn_id, batch[0].seq - 1]
+        prepared = self._rows.prepare(batch, self._prefix)
+        try:
+            self._insert_round(batch, bodies, self._statement(batch, bodies, prepared))
+        except BaseException:
+            self._rows.forget(turn_id)
+            raise
+        self._rows.commit(prepared)
+
+    def _statement(self, batch: list[Envelope], bodies: list[str], prepared: Prepared) -> Round:
+        """The round's one statement and its parameters: the events, and the read-model rows
+        they change (each table a column of arrays)."""
+        turn_id = batch[0].turn_id
+        params: list[Any] = [turn_id, [e.seq for e in batch], [e.kind for e in batch],
+                             [e.version for e in batch], [e.at for e in batch], bodies,
+                             turn_id, batch[0].seq - 1]
+        tables = []
+        for table in read_tables.TABLES:
+            rows = getattr(prepared.changes, table.field)
+            if rows:
+                tables.append(table.name)
+                params.append(_json.encode(rows).decode())
+        return Round(sql.insert(tuple(tables)), params)
+
+    def _insert_round(self, batch: list[Envelope], bodies: list[str], round_: Round) -> None:
+        turn_id = batch[0].turn_id
         what = f"turn {turn_id} seq {batch[0].seq}-{batch[-1].seq}"
         patience = Patience(self.append_patience)
-        attempt = self._attempt(params)
+        attempt = self._attempt(round_)
         lost = attempt.failure
         if lost is not None:
             logger.warning("%s: the connection was lost while %s was written; reading it back "
@@ -255,7 +293,7 @@ class PostgresStore(SqlStore, OrderedStore):
                 raise StoreError(
                     f"{self.name}: append failed: the connection was lost before {what} was "
                     f"committed; nothing of it was stored ({detail})") from None
-            attempt = self._attempt(params, patience)
+            attempt = self._attempt(round_, patience)
         if lost is not None:  # the server was away: the pools' other connections may be broken
             for pool in filter(None, (self._pool, self._writers)):
                 with contextlib.suppress(Exception):
@@ -283,27 +321,27 @@ class PostgresStore(SqlStore, OrderedStore):
         return (f"{self.name}: append failed: the connection was lost while {what} was written, "
                 f"which is stored whole or not at all: read the turn to know ({detail})")
 
-    def _attempt(self, params: list[Any], patience: Patience | None = None) -> Attempt:
+    def _attempt(self, round_: Round, patience: Patience | None = None) -> Attempt:
         """One try at the round's transaction, on a pooled connection or (after a loss) on a
         new one of its own."""
         try:
             if patience is None:
                 assert self._writers is not None  # a read-only store appends nothing
                 with self._writers.connection(timeout=POOL_WAIT) as connection:
-                    attempt = self._transaction(connection, params)
+                    attempt = self._transaction(connection, round_)
                     with self._used_lock:
                         self._last_used[connection] = time.monotonic()
                     return attempt
             options = {**self.database.writing(statement_timeout=self.insert_timeout),
                        "connect_timeout": connect_timeout(patience)}
             with self.database.connect(**options) as connection:
-                return self._transaction(connection, params)
+                return self._transaction(connection, round_)
         except PoolTimeout as error:  # the server is away: no connection came back in time
             return Attempt(failure=psycopg.OperationalError(f"no connection ({error})"))
         except psycopg.OperationalError as error:
             return Attempt(failure=error)
 
-    def _transaction(self, connection: psycopg.Connection[Any], params: list[Any]) -> Attempt:
+    def _transaction(self, connection: psycopg.Connection[Any], round_: Round) -> Attempt:
         """The round's transaction on `connection`: how many rows it inserted, whether another
         writer raced it, the connection error that ended it."""
         if self._closed.is_set():
@@ -312,7 +350,7 @@ class PostgresStore(SqlStore, OrderedStore):
         # only reading it back can say.
         attempt = Attempt(sent=True, backend=connection.info.backend_pid)
         try:
-            attempt.inserted = self._write(connection, params).rowcount
+            attempt.inserted = self._write(connection, round_)
         except psycopg.errors.UniqueViolation:
             attempt.raced = True
         except psycopg.errors.QueryCanceled as error:  # the server rolled the statement back
@@ -357,13 +395,40 @@ class PostgresStore(SqlStore, OrderedStore):
         raise ConcurrencyError(f"{self.name}: turn {turn_id}: seq {first} was written by another "
                                "writer")
 
-    def _write(self, connection: psycopg.Connection[Any],
-               params: list[Any]) -> psycopg.Cursor[Any]:
+    def _write(self, connection: psycopg.Connection[Any], round_: Round) -> int:
         """The round's insert: one statement, so one transaction of its own, in one round trip.
-        The cursor's row count says how many events it stored: all or none."""
-        cursor = connection.cursor()
-        cursor.execute(sql.INSERT, params)
-        return cursor
+        It says how many events it stored: all or none."""
+        row = connection.execute(round_.statement, round_.params).fetchone()
+        return int(row[0]) if row else 0
+
+    def _prefix(self, turn_id: str, last_seq: int) -> list[Envelope]:
+        """The turn's stored events up to `last_seq`: the fold an append continues, when the
+        cache of running turns does not hold it."""
+        return turn_envelopes(turn_id, self._fetch("append", sql.PREFIX, [turn_id, last_seq]))
+
+    def _replace_rows(self) -> int:
+        """On the opening connection (or a new one), without the writers' statement timeout: a
+        rebuild reads every turn. Appends wait on the table's lock meanwhile."""
+        with contextlib.ExitStack() as stack:
+            connection = self._opening or stack.enter_context(self.database.connect())
+            with self._translate("rebuild the read model"), connection.transaction():
+                connection.execute(f"LOCK TABLE {sql.EVENTS} IN SHARE MODE")
+                turn_ids = [turn for (turn,) in connection.execute(
+                    f"SELECT DISTINCT turn_id FROM {sql.EVENTS}").fetchall()]
+                rows = self.fold_stored(turn_ids, lambda turn_id: turn_envelopes(
+                    turn_id, connection.execute(sql.READ, [turn_id, 0]).fetchall()))
+                for table in read_tables.TABLES:
+                    connection.execute(f"DELETE FROM {table.name}")
+                    values = read_tables.values(table, rows)
+                    if values:
+                        with connection.cursor() as cursor:
+                            cursor.executemany(read_tables.upsert(table, POSTGRES), values)
+                connection.execute(
+                    f"INSERT INTO {sql.META} (key, value) VALUES ('read_model_version', %s) "
+                    "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                    [str(read_model.READ_MODEL_VERSION)])
+        self._rows.clear()
+        return len(turn_ids)
 
     def _raced(self, batch: list[Envelope]) -> None:
         """Another writer committed the same seqs between our tail check and our insert."""

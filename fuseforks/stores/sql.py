@@ -16,21 +16,17 @@ It is not the events' schema version, which every event carries itself (`SCHEMA_
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
-
-import msgspec
 
 from fuseforks.core.errors import CorruptStoreError, NewerSchemaError, StoreError
 from fuseforks.events.codec import SCHEMA_VERSION, Envelope, stored_kinds
-from fuseforks.projections.audit import (
-    AuditFilter,
-    AuditRows,
-    DeliveryRow,
-    OriginRow,
-    with_clients,
-)
-from fuseforks.stores import audit_sql
+from fuseforks.projections import read_model
+from fuseforks.projections.audit import AuditFilter, AuditRows, OriginRow
+from fuseforks.projections.deliveries import ClientDeliveryRow, DeliveryRow
+from fuseforks.projections.read_model import ReadRows, read_rows
+from fuseforks.projections.summary import TurnSummary
+from fuseforks.stores import read_tables
 from fuseforks.stores.dialect import Dialect
 from fuseforks.stores.rows import envelopes, guarded_bodies, turn_envelopes
 from fuseforks.stores.store import EventStore, TurnInfo
@@ -102,13 +98,37 @@ class SqlStore(EventStore, ABC):
                 raise EmptyDatabase(f"{self.name}: an empty {self.engine} database, not a "
                                     "fuseforks store; nothing was changed")
             self._build(0)
-            return
-        version = self._layout(tables)
-        if version < self.newest:
-            if self.read_only:
-                self.layout_version = version
-                return
-            self._build(version)
+        else:
+            version = self._layout(tables)
+            if version < self.newest:
+                if self.read_only:
+                    self.layout_version = version
+                    return
+                self._build(version)
+        self._read_rows_version()
+        if not self.read_only and self.rows_version != read_model.READ_MODEL_VERSION:
+            self.rebuild_rows()
+
+    @abstractmethod
+    def _replace_rows(self) -> int:
+        """In one transaction, against concurrent writers: every row of the read model's tables
+        replaced by the fold of every stored turn (`fold_stored`), and `READ_MODEL_VERSION`
+        stamped as the version they were written by. Returns the turns folded."""
+
+    def rebuild_rows(self) -> int:
+        """Build the read model again from the stored events (its fold changed, or someone asked
+        for it: `fuseforks rebuild`); returns the turns folded."""
+        if self.read_only:
+            raise StoreError(f"{self.name}: opened read-only; nothing was changed")
+        turns = self._replace_rows()
+        self.rows_version = read_model.READ_MODEL_VERSION
+        return turns
+
+    @staticmethod
+    def fold_stored(turn_ids: Sequence[str],
+                    read_turn: Callable[[str], list[Envelope]]) -> ReadRows:
+        """Every row of the read model, folded from the stored turns, one turn at a time."""
+        return read_rows(e for turn_id in turn_ids for e in read_turn(turn_id))
 
     def _layout(self, tables: Sequence[str]) -> int:
         """The layout version of a database that has tables, or a one-line refusal: someone
@@ -178,56 +198,68 @@ class SqlStore(EventStore, ABC):
         """The statement reading the events stored under these kind names, and its parameters."""
         return self.dialect.of_kinds.format(marks=self.dialect.marks(len(stored))), list(stored)
 
-    # --- audit (SQL views over the same events; see fuseforks.projections.audit) -----------------
+    # --- the read model (tables written with the events; see fuseforks.stores.read_tables) -----
 
-    audit_since: ClassVar[int] = 0
-    """The oldest layout whose image index and views answer the audit as the newest's do (0:
-    the newest only)."""
+    rows_version: int = 0
+    """The version of the fold the read model's rows were written by (`READ_MODEL_VERSION`)."""
 
     @property
-    def _audit_in_sql(self) -> bool:
-        """Whether the image index and the views can answer: not in an older layout (read-only)."""
-        return self.layout_version >= (self.audit_since or self.newest)
+    def _rows_current(self) -> bool:
+        """Whether the read model's tables answer: the newest layout, rows of today's fold. A
+        store opened read-only with older rows is answered by folding its events instead."""
+        return (self.layout_version >= self.newest
+                and self.rows_version == read_model.READ_MODEL_VERSION)
+
+    def _read_rows_version(self) -> None:
+        rows = (self._fetch("open", self.dialect.rows_version)
+                if self.layout_version >= self.newest else [])
+        self.rows_version = int(rows[0][0]) if rows else 0
+
+    def summaries(self) -> list[TurnSummary]:
+        if not self._rows_current:
+            return super().summaries()
+        return self._table(read_tables.BY_NAME["turn_summaries"],
+                           read_tables.select(read_tables.BY_NAME["turn_summaries"]), [])
 
     def audit(self, where: AuditFilter) -> AuditRows:
-        """The views answer origins and provider deliveries; the images sent to gateway clients
-        come from the `ResultSent` events, found through an index of that kind."""
-        if not self._audit_in_sql:
+        if not self._rows_current:
             return super().audit(where)
         origins = self.image_origins(where.digest) if where.digest is not None else []
-        return with_clients(AuditRows(origins=origins, deliveries=self._deliveries(where)),
-                            self.of_kinds(["ResultSent"]), where)
+        deliveries = [] if where.client is not None else self._deliveries(where)
+        clients: list[ClientDeliveryRow] = []
+        if where.wire is None and where.model is None:
+            sql, params = read_tables.client_deliveries_where(where, self.dialect)
+            clients = [row for row in self._table(read_tables.BY_NAME["client_deliveries"],
+                                                  sql, params) if where.keeps_client(row)]
+        return AuditRows(origins=origins, deliveries=deliveries, client_deliveries=clients)
 
     def image_origins(self, digest: str) -> list[OriginRow]:
-        if not self._audit_in_sql:
+        if not self._rows_current:
             return super().image_origins(digest)
-        sql, params = audit_sql.origins_by_digest(digest, self.dialect)
-        return msgspec.convert(self._rows(sql, params), list[OriginRow])
+        sql, params = read_tables.origins_of(digest, self.dialect)
+        return self._table(read_tables.BY_NAME["image_origins"], sql, params)
 
     def image_deliveries(self, *, digest: str | None = None, wire: str | None = None,
                          model: str | None = None, tool: str | None = None,
                          since: str | None = None) -> list[DeliveryRow]:
         where = AuditFilter(digest=digest, wire=wire, model=model, tool=tool, since=since)
-        if not self._audit_in_sql:
+        if not self._rows_current:
             return super().audit(where).deliveries
         return self._deliveries(where)
 
     def _deliveries(self, where: AuditFilter) -> list[DeliveryRow]:
-        sql, params = audit_sql.deliveries_where(where, self.dialect)
-        rows = self._rows(sql, params)
-        for row in rows:
-            row["stripped"] = bool(row["stripped"])
-        found = msgspec.convert(rows, list[DeliveryRow])
+        sql, params = read_tables.deliveries_where(where, self.dialect)
+        found: list[DeliveryRow] = self._table(read_tables.DELIVERIES, sql, params)
         if where.since is None or self.dialect.since_in_sql:
             return found
         return [row for row in found if where.keeps(row)]
 
     def digests(self, prefix: str) -> list[str]:
-        if not self._audit_in_sql:
+        if not self._rows_current:
             return super().digests(prefix)
-        sql, params = audit_sql.digests_with_prefix(prefix, self.dialect)
+        sql, params = read_tables.digests_with_prefix(prefix, self.dialect)
         return [digest for (digest,) in self._fetch("audit", sql, params)]
 
-    def _rows(self, sql: str, params: list[str]) -> list[dict[str, object]]:
+    def _table(self, table: read_tables.TableSpec, sql: str, params: list[str]) -> list[Any]:
         names, rows = self._query("audit", sql, params)
-        return [dict(zip(names, row, strict=True)) for row in rows]
+        return read_tables.decode(table, names, rows)

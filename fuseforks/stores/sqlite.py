@@ -47,24 +47,28 @@ import sqlite_utils
 
 from fuseforks.core.errors import ConcurrencyError, CorruptStoreError, StoreError
 from fuseforks.events.codec import Envelope
-from fuseforks.stores import audit_sql
+from fuseforks.projections import read_model
+from fuseforks.projections.read_model import ReadRows
+from fuseforks.stores import read_tables
 from fuseforks.stores.dialect import Dialect
-from fuseforks.stores.rows import guarded_bodies
+from fuseforks.stores.row_cache import Prepared, RowCache
+from fuseforks.stores.rows import guarded_bodies, turn_envelopes
 from fuseforks.stores.sql import EVENTS, META, SqlStore
 from fuseforks.stores.store import check_continuation
 
 logger = logging.getLogger("fuseforks.store")
 
-SQLITE_STORE_VERSION = 4
+SQLITE_STORE_VERSION = 5
 """Version of the SQLite table layout (not of the events, which carry their own version; not of
 the PostgreSQL layout, which counts its own: `POSTGRES_STORE_VERSION`).
 1: events only. 2: adds the image index (kept by triggers) and the audit views. 3: the views read
 events of both event versions 1 and 2 and say how each turn ended; the image index holds one row
 per image and turn; an index of turns by conversation. 4: the index of every event's kind is
-replaced by one small index per kind read across turns (`INDEXED_KINDS`): the index of all kinds
-cost each append a page of the index per kind in it. An older store is upgraded in place when
-opened for writing: views and indexes are created again, the image index backfilled from the
-events; no event is rewritten. Opened read-only, it is read as it is."""
+replaced by one small index per kind read across turns (`INDEXED_KINDS`). 5: the read model's
+tables (`fuseforks.stores.read_tables`), written with the events, replace the image index, its
+triggers and the views that derived the audit in SQL. An older store is upgraded in place when
+opened for writing: what was derived is dropped and built again from the events; no event is
+rewritten. Opened read-only, it is read as it is (its audit folded from the events)."""
 
 _WAL_HEADER = b"\x02\x02"
 """Bytes 18-19 of the database header (write and read format) of a database in WAL mode."""
@@ -88,8 +92,11 @@ SQLITE = Dialect(
     mark="?",
     tables="SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
     version=f"SELECT value FROM {META} WHERE key = 'store_version'",
+    rows_version=f"SELECT value FROM {META} WHERE key = 'read_model_version'",
     read=f"SELECT seq, version, at, CAST(body AS BLOB) FROM {EVENTS} "
          "WHERE turn_id = ? AND seq > ? ORDER BY seq",
+    prefix=f"SELECT seq, version, at, CAST(body AS BLOB) FROM {EVENTS} "
+           "WHERE turn_id = ? AND seq <= ? ORDER BY seq",
     tail=f"SELECT max(seq) FROM {EVENTS} WHERE turn_id = ?",
     turns=f"SELECT turn_id, count(*), min(at), max(at) FROM {EVENTS} "
           "GROUP BY turn_id ORDER BY min(at), turn_id",
@@ -101,9 +108,15 @@ SQLITE = Dialect(
                       "AND json_extract(body, '$.conversation_id') = ?",
     of_kinds=f"SELECT {_SELECTED} FROM {EVENTS} WHERE kind IN ({{marks}}) "
              "ORDER BY at, turn_id, seq",
-    origins="image_origins", deliveries="image_deliveries",
-    delivery_columns=audit_sql.SQLITE_DELIVERY_COLUMNS)
+    text="TEXT", integer="INTEGER", boolean="INTEGER", table_options=" WITHOUT ROWID, STRICT")
 """SQLite's statements; its audit compares `since` in SQL (`strftime`)."""
+_UPSERTS = [(table, read_tables.upsert(table, SQLITE)) for table in read_tables.TABLES]
+_DERIVED_BEFORE_5 = [
+    "DROP VIEW IF EXISTS image_deliveries", "DROP VIEW IF EXISTS image_origins",
+    "DROP VIEW IF EXISTS tool_calls", "DROP TRIGGER IF EXISTS image_index_deliveries",
+    "DROP TRIGGER IF EXISTS image_index_origins", "DROP TABLE IF EXISTS image_index",
+]
+"""What layouts 2 to 4 derived in SQL, which the read model replaces."""
 _INSERT = f"INSERT INTO {EVENTS}(turn_id, seq, kind, version, at, body) VALUES (?, ?, ?, ?, ?, ?)"
 _CHECKPOINT_EVERY = 64
 """Commits between two checkpoints of the write-ahead log. The connection that commits on the
@@ -122,12 +135,12 @@ def _busy(error: sqlite3.Error) -> bool:
     return (getattr(error, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_BUSY
 
 
-def _insert_rows(connection: sqlite3.Connection, batch: list[Envelope], bodies: list[str]) -> None:
-    """Insert the batch in the open write transaction, if it continues the turn's stored tail."""
-    (tail,) = connection.execute(SQLITE.tail, [batch[0].turn_id if batch else ""]).fetchone()
-    check_continuation(batch, tail or 0)
-    connection.executemany(_INSERT, [(e.turn_id, e.seq, e.kind, e.version, e.at, body)
-                                     for e, body in zip(batch, bodies, strict=True)])
+def _write_rows(connection: sqlite3.Connection, changes: ReadRows) -> None:
+    """The read model's rows an append changed, in its open write transaction."""
+    for table, statement in _UPSERTS:
+        rows = read_tables.values(table, changes)
+        if rows:
+            connection.executemany(statement, rows)
 
 
 def _stamp(path: Path) -> Stamp:
@@ -156,7 +169,6 @@ class SqliteStore(SqlStore):
     engine = "SQLite"
     a_database = "an SQLite database"
     newest = SQLITE_STORE_VERSION
-    audit_since = 3  # layout 4 changed an index of kinds only
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
@@ -173,6 +185,7 @@ class SqliteStore(SqlStore):
         """Commits since the last checkpoint (counted from both connections, each under its own
         lock: a count lost to a race only delays a checkpoint)."""
         self._closed = False
+        self._rows = RowCache()
         self.db = sqlite_utils.Database(self._connect(), execute_plugins=False)
         try:
             self._open()
@@ -240,25 +253,22 @@ class SqliteStore(SqlStore):
                 "PRIMARY KEY (turn_id, seq)) WITHOUT ROWID, STRICT"
             )
             self.db.execute(
-                f"INSERT INTO {META}(key, value) VALUES ('store_version', ?)",
-                [str(SQLITE_STORE_VERSION)]
+                f"INSERT INTO {META}(key, value) VALUES ('store_version', ?), "
+                "('read_model_version', ?)",
+                [str(SQLITE_STORE_VERSION), str(read_model.READ_MODEL_VERSION)]
             )
             for statement in _KIND_INDEXES:
                 self.db.execute(statement)
-            for statement in audit_sql.SCHEMA:
+            for statement in read_tables.create(SQLITE):
                 self.db.execute(statement)
             self.db.execute(_CONVERSATION_INDEX)
 
     def _upgrade(self) -> None:
+        """What an older layout derived is dropped; the read model's rows are built from the
+        events right after (`rebuild_rows`, its version not yet stamped)."""
         with self.db.atomic():
-            for view in audit_sql.VIEWS:
-                self.db.execute(f"DROP VIEW IF EXISTS {view}")
-            for trigger in audit_sql.DERIVED:
-                self.db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
-            self.db.execute("DROP TABLE IF EXISTS image_index")
-            for statement in audit_sql.SCHEMA:
+            for statement in (*_DERIVED_BEFORE_5, *read_tables.create(SQLITE)):
                 self.db.execute(statement)
-            self.db.execute(audit_sql.BACKFILL)
             self.db.execute(_CONVERSATION_INDEX)
             self.db.execute("DROP INDEX IF EXISTS events_kind")
             for statement in _KIND_INDEXES:
@@ -345,9 +355,48 @@ class SqliteStore(SqlStore):
                 raise StoreError(f"{self.path}: the store is closed")
             if self._commits >= _CHECKPOINT_EVERY:
                 self._checkpoint()
-            with self._translate("append"), self._write(self.db.conn):
-                _insert_rows(self.db.conn, batch, bodies)
+            try:
+                with self._translate("append"), self._write(self.db.conn):
+                    prepared = self._insert_rows(self.db.conn, batch, bodies)
+            except BaseException:
+                self._rows.forget(batch[0].turn_id if batch else "")
+                raise
+            self._rows.commit(prepared)
             self._commits += 1
+
+    def _insert_rows(self, connection: sqlite3.Connection, batch: list[Envelope],
+                     bodies: list[str]) -> Prepared:
+        """Insert the batch and the read-model rows it changes in the open write transaction,
+        if the batch continues the turn's stored tail."""
+        (tail,) = connection.execute(SQLITE.tail, [batch[0].turn_id if batch else ""]).fetchone()
+        check_continuation(batch, tail or 0)
+        connection.executemany(_INSERT, [(e.turn_id, e.seq, e.kind, e.version, e.at, body)
+                                         for e, body in zip(batch, bodies, strict=True)])
+
+        def stored(turn_id: str, last_seq: int) -> list[Envelope]:
+            return turn_envelopes(turn_id, connection.execute(SQLITE.prefix,
+                                                              [turn_id, last_seq]).fetchall())
+
+        prepared = self._rows.prepare(batch, stored)
+        _write_rows(connection, prepared.changes)
+        return prepared
+
+    def _replace_rows(self) -> int:
+        connection = self.db.conn
+        with self._lock, self._translate("rebuild the read model"), self._write(connection):
+            turn_ids = [turn for (turn,) in connection.execute(
+                f"SELECT DISTINCT turn_id FROM {EVENTS}").fetchall()]
+            rows = self.fold_stored(turn_ids, lambda turn_id: turn_envelopes(
+                turn_id, connection.execute(SQLITE.read, [turn_id, 0]).fetchall()))
+            for table in read_tables.TABLES:
+                connection.execute(f"DELETE FROM {table.name}")
+            _write_rows(connection, rows)
+            connection.execute(
+                f"INSERT INTO {META}(key, value) VALUES ('read_model_version', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [str(read_model.READ_MODEL_VERSION)])
+            self._rows.clear()
+        return len(turn_ids)
 
     def _checkpoint(self) -> None:
         """Copy the write-ahead log into the main file, before this thread's own commit: that
@@ -383,14 +432,16 @@ class SqliteStore(SqlStore):
                         return False
                     raise
                 try:
-                    _insert_rows(connection, batch, bodies)
+                    prepared = self._insert_rows(connection, batch, bodies)
                     connection.execute("COMMIT")
                 except BaseException as error:
+                    self._rows.forget(batch[0].turn_id if batch else "")
                     if connection.in_transaction:  # an I/O error has rolled it back already
                         connection.execute("ROLLBACK")
                     if isinstance(error, sqlite3.OperationalError) and _busy(error):
                         return False
                     raise
+            self._rows.commit(prepared)
             self._commits += 1
             return True
         finally:

@@ -47,6 +47,8 @@ from fuseforks.projections.audit import (
     digests,
     select,
 )
+from fuseforks.projections.read_model import read_rows
+from fuseforks.projections.summary import TurnSummary
 
 
 class TurnInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -146,6 +148,11 @@ class Record(_Closing, ABC):
         wanted = set(kinds)
         found = [e for e in self.everything() if e.kind in wanted]
         return sorted(found, key=lambda e: (e.at, e.turn_id, e.seq))
+
+    def summaries(self) -> list[TurnSummary]:
+        """Every turn's summary (the read model's), oldest first (by start, then id)."""
+        return sorted(read_rows(self.everything()).summaries,
+                      key=lambda s: (s.started, s.turn_id))
 
     def audit(self, where: AuditFilter) -> AuditRows:
         """The origins of `where.digest` (none without one) and the deliveries `where` selects,

@@ -26,6 +26,7 @@ from fuseforks.stores.jsonl import import_stream
 from fuseforks.stores.sqlite import SQLITE_STORE_VERSION, SqliteStore
 from tests.cli.crafted import REPLAYS, camera_turn, digest
 from tests.helpers import processes
+from tests.stores.older import as_layout
 
 NOBODY = 65534
 P4 = "052074359e0f886f7cb5463ffa08f99d9c9452c7fc964c0a8d41e03109414210"
@@ -149,27 +150,6 @@ def test_reading_where_it_could_write_still_writes_nothing(tmp_path: Path) -> No
         assert state(tmp_path) == before, args
 
 
-def downgrade(path: Path, version: int) -> None:
-    """Make `path` a store of an older table layout, as an older fuseforks left it."""
-    with sqlite3.connect(path) as connection:
-        connection.execute("DROP VIEW image_deliveries")
-        if version < 2:
-            for name in ("image_origins", "tool_calls"):
-                connection.execute(f"DROP VIEW {name}")
-            for name in ("image_index_deliveries", "image_index_origins"):
-                connection.execute(f"DROP TRIGGER {name}")
-            connection.execute("DROP TABLE image_index")
-        else:  # version 2's deliveries view did not know the version-1 name of a refusal
-            connection.execute(
-                "CREATE VIEW image_deliveries AS SELECT digest, turn_id, seq AS request_seq, "
-                "'' AS at, 0 AS round, '' AS purpose, '' AS wire, '' AS model, "
-                "'' AS endpoint_host, '' AS placement, '' AS call_id, '' AS tool, "
-                "'' AS outcome, 0 AS stripped, '' AS turn_stop FROM image_index")
-        connection.execute("UPDATE fuseforks_meta SET value = ? WHERE key = 'store_version'",
-                           [str(version)])
-    connection.close()
-
-
 def layout(path: Path) -> str:
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as connection:
         (value,) = connection.execute(
@@ -178,13 +158,13 @@ def layout(path: Path) -> str:
     return str(value)
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 4])
 def test_an_older_store_is_read_as_it_is_and_upgraded_only_by_a_writer(tmp_path: Path,
                                                                        version: int) -> None:
     current = build_store(tmp_path / "current.db")
     old = tmp_path / "old.db"
     shutil.copy(current, old)
-    downgrade(old, version)
+    as_layout(old, version)
     before = state(tmp_path)
     for args in (["audit", "{}", "--csv"], ["audit", "{}", "--digest", P4[:8], "--json"],
                  ["audit", "{}", "--provider", "anthropic", "--since", "2026-11-30T00:00:00.1Z"],

@@ -22,7 +22,7 @@ from fuseforks.events.types import RequestSent, ToolResultRecorded, TurnEnded, T
 from fuseforks.stores.sqlite import SqliteStore
 from tests.helpers import processes
 
-LIMIT = 128 * 1024  # bytes any one file of the run may reach: a few rounds of this turn
+LIMIT = 224 * 1024  # bytes any one file of the run may reach: a few rounds of this turn
 
 
 def test_a_full_disk_stops_the_turn_with_one_line_and_keeps_what_was_recorded(

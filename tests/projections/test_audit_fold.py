@@ -65,8 +65,9 @@ def sent(round: int, digests: list[str], purpose: RequestPurpose = "round") -> R
 
 def delivery(digest: str, seq: int, round: int, outcome: Outcome, *, turn_stop: TurnStop,
              stripped: bool = False, purpose: RequestPurpose = "round", turn_id: str = "t1",
-             tool: str = "cam__snap") -> DeliveryRow:
-    return DeliveryRow(digest=digest, turn_id=turn_id, request_seq=seq, at=at(seq), round=round,
+             tool: str = "cam__snap", image: int = 0) -> DeliveryRow:
+    return DeliveryRow(digest=digest, turn_id=turn_id, request_seq=seq, image=image, at=at(seq),
+                       round=round,
                        purpose=purpose, wire="openai-compat", model="sim-vision-1",
                        endpoint_host="127.0.0.1", placement="alternate", call_id="c1", tool=tool,
                        outcome=outcome, stripped=stripped, turn_stop=turn_stop)
@@ -93,10 +94,10 @@ T1: list[TurnEvent] = [
 
 def test_origins_name_the_tool_server_and_normalization_of_each_image() -> None:
     assert audit_rows(envelopes("t1", T1)).origins == [
-        OriginRow(digest=D1, turn_id="t1", seq=4, at=at(4), round=1, call_id="c1",
+        OriginRow(digest=D1, turn_id="t1", seq=4, image=0, at=at(4), round=1, call_id="c1",
                   tool="cam__snap", server="cam", source_format="PNG", media_type="image/jpeg",
                   path="re_encoded", width=640, height=480, size=21017),
-        OriginRow(digest=D2, turn_id="t1", seq=4, at=at(4), round=1, call_id="c1",
+        OriginRow(digest=D2, turn_id="t1", seq=4, image=1, at=at(4), round=1, call_id="c1",
                   tool="cam__snap", server="cam", source_format="PNG", media_type="image/jpeg",
                   path="re_encoded", width=640, height=480, size=300),
     ]
@@ -105,9 +106,9 @@ def test_origins_name_the_tool_server_and_normalization_of_each_image() -> None:
 def test_answered_requests_are_received_and_refused_then_stripped_ones_say_so() -> None:
     assert audit_rows(envelopes("t1", T1)).deliveries == [
         delivery(D1, 6, 2, "received", turn_stop="answered"),
-        delivery(D2, 6, 2, "received", turn_stop="answered"),
+        delivery(D2, 6, 2, "received", image=1, turn_stop="answered"),
         delivery(D1, 8, 3, "refused", stripped=True, turn_stop="answered"),
-        delivery(D2, 8, 3, "refused", stripped=True, turn_stop="answered"),
+        delivery(D2, 8, 3, "refused", image=1, stripped=True, turn_stop="answered"),
     ]
 
 
@@ -171,7 +172,7 @@ def test_calls_and_turn_ends_apply_per_turn_and_unknown_calls_have_empty_names()
         ("t2", D3, "eye__look", "eye"), ("t3", D1, "", "")]
     assert rows.deliveries == [
         delivery(D1, 6, 2, "received", turn_stop="cut"),
-        delivery(D2, 6, 2, "received", turn_stop="cut"),
+        delivery(D2, 6, 2, "received", image=1, turn_stop="cut"),
         delivery(D3, 4, 2, "received", turn_id="t2", tool="eye__look", turn_stop="tool_limit"),
         delivery(D1, 3, 2, "unanswered", turn_id="t3", tool="", turn_stop="cut"),
     ]

@@ -176,9 +176,12 @@ class Recorded:
         if isinstance(where, Path):
             with SqliteStore(where) as store:
                 insert_sqlite(store, rows)
+                store.rebuild_rows()  # rows put in under the store: its read model follows
         else:
             PostgresStore(where).close()
             insert_postgres(where, rows)
+            with PostgresStore(where) as store:
+                store.rebuild_rows()
         return self._open(where)
 
     def _open(self, where: str | Path) -> Record:

@@ -17,6 +17,7 @@ from fuseforks.core.errors import ConcurrencyError, CorruptStoreError, NewerSche
 from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import FixedClock, Sequencer
 from fuseforks.events.types import RoundStarted, ToolResultRecorded
+from fuseforks.projections.read_model import READ_MODEL_VERSION
 from fuseforks.stores.open import open_store
 from fuseforks.stores.postgres import PostgresStore
 from fuseforks.stores.postgres_sql import POSTGRES_STORE_VERSION, DatabaseUrl, redact_url
@@ -76,11 +77,13 @@ def test_the_layout_is_created_once_with_its_version(pg_url: str) -> None:
     assert PostgresStore.inspect(pg_url) == 0
     with PostgresStore(pg_url) as store:
         store.append(sealed("t1", SAMPLES[:3]))
-    assert tables(pg_url) == ["events", "fuseforks_image_deliveries", "fuseforks_image_origins",
-                              "fuseforks_meta", "image_deliveries", "image_index",
-                              "image_origins", "tool_calls"]
+    assert tables(pg_url) == ["client_deliveries", "events", "fuseforks_meta",
+                              "image_deliveries", "image_index", "image_origins",
+                              "request_images", "request_outcomes", "turn_summaries"]
     with psycopg.connect(pg_url) as connection:
-        assert connection.execute("SELECT key, value FROM fuseforks_meta").fetchall() == [
+        assert connection.execute(
+            "SELECT key, value FROM fuseforks_meta ORDER BY key").fetchall() == [
+            ("read_model_version", str(READ_MODEL_VERSION)),
             ("store_version", str(POSTGRES_STORE_VERSION))]
     assert PostgresStore.inspect(pg_url) == POSTGRES_STORE_VERSION
     with PostgresStore(pg_url) as again:
@@ -95,7 +98,7 @@ def test_two_processes_opening_a_new_database_create_the_store_once(pg_url: str)
     assert [(run.wait(60), run.stderr.read() if run.stderr else "") for run in runs] == [
         (0, "")] * 3
     with psycopg.connect(pg_url) as connection:
-        assert connection.execute("SELECT count(*) FROM fuseforks_meta").fetchone() == (1,)
+        assert connection.execute("SELECT count(*) FROM fuseforks_meta").fetchone() == (2,)
 
 
 # --- what it refuses, writing nothing -----------------------------------------------------------

@@ -1,6 +1,8 @@
-"""The audit in PostgreSQL: the image index and the views `tool_calls`, `image_origins` and
-`image_deliveries` hold the same rows as SQLite's for the same events — today's streams, and
-events stored by fuseforks of schema versions 0 and 1 (`WireRejected400` counts as refused)."""
+"""The read model's tables hold the fold's rows, on both SQL stores: for today's streams, for
+turns crafted to end in every way, and for events stored by fuseforks of schema versions 0 to 3
+(`WireRejected400` counts as refused) — the rows a store wrote with its appends, or built again
+from its events, are the rows `read_rows` folds from the same events. And a fold that changes
+is followed: its rows are built again when the store is opened."""
 
 from __future__ import annotations
 
@@ -8,24 +10,31 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import psycopg
 import pytest
 
+from fuseforks.projections import read_model
 from fuseforks.projections.audit import AuditFilter, audit_rows, select
+from fuseforks.projections.read_model import ReadRows, read_rows
 from fuseforks.stores.jsonl import import_stream
 from fuseforks.stores.postgres import PostgresStore
+from fuseforks.stores.read_tables import DELIVERIES, TABLES, TableSpec, values
 from fuseforks.stores.sqlite import SqliteStore
 from tests.cli.crafted import camera_turn, digest
 from tests.stores.raw import REPLAYS, insert_postgres, insert_sqlite, raw_rows
 from tests.stores.test_audit import TIMES
-
-RELATIONS = ["tool_calls", "image_origins", "image_deliveries", "image_index"]
 
 
 def rows_of(cursor: Any) -> tuple[list[str], Counter[tuple[Any, ...]]]:
     names = [d[0] for d in cursor.description]
     rows = [tuple(int(v) if isinstance(v, bool) else v for v in row) for row in cursor.fetchall()]
     return names, Counter(rows)
+
+
+def folded(rows: ReadRows, table: TableSpec) -> tuple[list[str], Counter[tuple[Any, ...]]]:
+    return list(table.columns), Counter(tuple(int(v) if isinstance(v, bool) else v for v in row)
+                                  for row in values(table, rows))
 
 
 def in_sqlite(store: SqliteStore, relation: str) -> tuple[list[str], Counter[tuple[Any, ...]]]:
@@ -50,24 +59,34 @@ def fill(kind: str, lite: SqliteStore, store: PostgresStore, url: str) -> None:
         for turn in turns:
             lite.append(turn)
             store.append(turn)
-    else:
+    else:  # events as an older fuseforks stored them, under the store: its rows built again
         rows = raw_rows(*sorted((REPLAYS / kind).glob("*.jsonl")))
         insert_sqlite(lite, rows)
         insert_postgres(url, rows)
+        lite.rebuild_rows()
+        store.rebuild_rows()
 
 
-@pytest.mark.parametrize("kind", ["today", "crafted", "v1", "v0"])
-def test_the_postgres_views_hold_the_sqlite_views_rows(kind: str, pg_url: str,
-                                                       tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["today", "crafted", "v3", "v2", "v1", "v0"])
+def test_the_tables_hold_the_folds_rows_on_both_stores(kind: str, pg_url: str,
+                                                      tmp_path: Path) -> None:
     with SqliteStore(tmp_path / "s.db") as lite, PostgresStore(pg_url) as store:
         fill(kind, lite, store, pg_url)
-        compared = {relation: in_postgres(pg_url, relation) for relation in RELATIONS}
-        assert compared == {relation: in_sqlite(lite, relation) for relation in RELATIONS}
-        deliveries = compared["image_deliveries"][1]
-        assert sum(deliveries.values()) > 0
+        everything = [e for t in lite.turns() for e in lite.read(t.turn_id)]
+        rows = read_rows(everything)
+        for table in TABLES:
+            expected = folded(rows, table)
+            assert in_postgres(pg_url, table.name) == expected, table.name
+            assert in_sqlite(lite, table.name) == expected, table.name
+        deliveries = audit_rows(everything).deliveries  # the view joins them into the fold's
+        assert deliveries and rows.summaries
+        expected = (list(DELIVERIES.columns), Counter(
+            tuple(int(v) if isinstance(v, bool) else v for v in msgspec.structs.astuple(d))
+            for d in deliveries))
+        assert in_postgres(pg_url, DELIVERIES.name) == expected
+        assert in_sqlite(lite, DELIVERIES.name) == expected
         if kind == "v1":  # the refused request of the image-refusing model, recorded in v1
-            outcomes = Counter(row[12] for row in deliveries.elements())
-            assert outcomes["refused"] == 1
+            assert Counter(row.outcome for row in deliveries)["refused"] == 1
 
 
 @pytest.mark.parametrize("kind", ["today", "crafted"])
@@ -89,3 +108,30 @@ def test_the_audit_answers_alike_on_both_stores_and_as_the_fold(kind: str, pg_ur
         for prefix in ("", "1", "2", "3f", "ab"):
             assert store.digests(prefix) == lite.digests(prefix)
         assert everything.deliveries
+
+
+def test_a_changed_fold_is_followed_when_the_store_is_opened(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "s.db"
+    with SqliteStore(path) as lite:
+        import_stream(lite, REPLAYS / "p4-anthropic.jsonl")
+    [before] = SqliteStore(path, read_only=True).summaries()
+    assert before.agent == "replay"
+    shouted = read_model.summary_of
+
+    def changed(state: Any) -> Any:
+        summary = shouted(state)
+        return msgspec.structs.replace(summary, agent=summary.agent.upper())
+
+    monkeypatch.setattr(read_model, "summary_of", changed)
+    monkeypatch.setattr(read_model, "READ_MODEL_VERSION", read_model.READ_MODEL_VERSION + 1)
+    with SqliteStore(path, read_only=True) as stale:  # an auditor's older rows: folded instead
+        assert [s.agent for s in stale.summaries()] == ["REPLAY"]
+        names, rows = in_sqlite(stale, "turn_summaries")
+        assert [row[names.index("agent")] for row in rows] == ["replay"]
+    with SqliteStore(path) as writer:
+        assert writer.rows_version == read_model.READ_MODEL_VERSION
+    with SqliteStore(path, read_only=True) as reread:
+        names, rows = in_sqlite(reread, "turn_summaries")
+        assert [row[names.index("agent")] for row in rows] == ["REPLAY"]
+        assert [s.agent for s in reread.summaries()] == ["REPLAY"]
