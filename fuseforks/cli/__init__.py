@@ -55,6 +55,8 @@ COMMANDS: dict[str, Entry] = {
     "log": Entry("fuseforks.cli.log:log", "Print the log lines of recorded turns."),
     "mcp": Entry("fuseforks.cli.mcp:mcp",
                  "Check MCP servers: list their tools, call one and see what the model would get."),
+    "rebuild": Entry("fuseforks.cli.rebuild:rebuild",
+                     "Build the read model of STORE again from its events."),
     "replay": Entry("fuseforks.cli.replay:replay",
                     "Show recorded turns; --verify re-drives today's engine on them."),
     "run": Entry("fuseforks.cli.run:run", "Run one turn against a real provider, with MCP tools."),

@@ -21,14 +21,15 @@ def _cell(text: str, width: int) -> str:
 
 
 def print_table(outcomes: list[ScenarioOutcome]) -> None:
-    header = f"{'scenario':<16} {'wire':<21} {'model':<32} {'placement':<10} {'images':>6}  model said"
+    header = (f"{'scenario':<16} {'wire':<21} {'model':<32} {'placement':<10} "
+              f"{'images':<26}  model said")
     click.echo(header)
     click.echo("-" * len(header) + "-" * 40)
     for o in outcomes:
         said = o.result.answer or f"(no answer: {o.result.error or o.result.stop})"
         click.echo(
             f"{o.scenario.name:<16} {o.scenario.wire:<21} {_cell(o.scenario.model, 32):<32} "
-            f"{o.placement:<10} {o.images_sent:>6}  {said}"
+            f"{o.placement:<10} {o.images:<26}  {said}"
         )
     for o in outcomes:
         click.echo(f"\n[{o.scenario.name}] turn {o.result.turn_id}")

@@ -23,7 +23,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from fuseforks.console.guard import Guard
-from fuseforks.console.listing import TurnFilter, TurnIndex
+from fuseforks.console.listing import TurnFilter, page
 from fuseforks.console.record import Reader, Record
 from fuseforks.console.turn_page import turn_page
 from fuseforks.core.errors import FuseforksError
@@ -31,6 +31,7 @@ from fuseforks.core.names import SESSION_END_CAUSES, STOP_REASONS, WIRE_NAMES
 from fuseforks.core.texts import format_size
 from fuseforks.projections.audit import AuditFilter, AuditRows, digest_prefix, moment_key
 from fuseforks.projections.capabilities import capabilities
+from fuseforks.projections.words import call_end, images_shown
 
 HERE = Path(__file__).parent
 AUDIT_SHOWN = 500
@@ -55,6 +56,8 @@ def _templates() -> jinja2.Environment:
     environment.filters["size"] = format_size
     environment.filters["short"] = lambda digest, n=12: digest[:n]
     environment.filters["segment"] = lambda text: quote(text, safe="")
+    environment.filters["call_end"] = call_end
+    environment.filters["images_shown"] = images_shown
     environment.globals["query"] = lambda args: urlencode(
         {k: v for k, v in args.items() if v not in (None, "")})
     return environment
@@ -65,7 +68,6 @@ class Console:
 
     def __init__(self, record: Record, *, now: Callable[[], datetime] | None = None) -> None:
         self.record = record
-        self.index = TurnIndex()
         self.templates = _templates()
         for name in self.templates.list_templates():  # compiled now, not on a first visit
             self.templates.get_template(name)
@@ -92,9 +94,8 @@ class Console:
                 stop=_choice(args, "stop", _STOPS),
                 conversation=args.get("conversation") or None,
                 since=self._moment(args, "since"), until=self._moment(args, "until"))
-            page = self.index.page(reader, self.record.turns(reader), where,
-                                   _page_number(args.get("page")))
-            return {"listing": page, "args": args, "wires": _LISTED_WIRES, "stops": _STOPS}
+            listing = page(self.record.summaries(reader), where, _page_number(args.get("page")))
+            return {"listing": listing, "args": args, "wires": _LISTED_WIRES, "stops": _STOPS}
 
         return await self._page("turns.html", build, args=args)
 

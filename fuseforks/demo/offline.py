@@ -27,6 +27,8 @@ from fuseforks.mcp import StdioServer, ToolHub
 from fuseforks.projections.deliveries import deliveries, received
 from fuseforks.projections.display import tool_displays
 from fuseforks.projections.log import turn_log
+from fuseforks.projections.summary import turn_summary
+from fuseforks.projections.words import images_shown
 from fuseforks.stores.open import Target, open_store
 from fuseforks.wires.http import RetryPolicy
 
@@ -39,7 +41,9 @@ class ScenarioOutcome(msgspec.Struct, frozen=True, kw_only=True):
     scenario: Scenario
     result: TurnResult
     placement: str
-    images_sent: int
+    images: str
+    """The turn's images as every list shows them (`images_shown`): how many its requests sent,
+    and what became of them when not all reached the model."""
     log_lines: list[str]
     displays: list[str]
     truth: str
@@ -92,11 +96,6 @@ def delivered_placement(events: Sequence[Envelope]) -> str:
     return answered[-1].sent.images[0].placement if answered else "-"
 
 
-def images_delivered(events: Sequence[Envelope]) -> int:
-    """The most tool images on one request that the provider answered (a refused one not counted)."""
-    return max((len(r.sent.images) for r in received(deliveries(events))), default=0)
-
-
 async def run_scenarios(db_path: Target, log_path: Path, record_dir: Path | None = None,
                         language: Language = "en",
                         scenarios: tuple[Scenario, ...] = DEMO_SCENARIOS,
@@ -121,7 +120,7 @@ async def run_scenarios(db_path: Target, log_path: Path, record_dir: Path | None
                 outcomes.append(ScenarioOutcome(
                     scenario=scenario, result=result,
                     placement=delivered_placement(result.events),
-                    images_sent=images_delivered(result.events),
+                    images=images_shown(turn_summary(result.events)),
                     log_lines=turn_log(result.events),
                     displays=[d.text for d in tool_displays(result.events)],
                     truth=camera_truth(result.events),

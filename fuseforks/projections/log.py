@@ -44,9 +44,11 @@ from fuseforks.events.types import (
     TurnTakenOver,
 )
 from fuseforks.projections.fold import fold
+from fuseforks.projections.words import call_end
 
-_STOP_SHOWN = {"answered": "-"}
-"""The log keeps its line format: a turn the model simply answered shows `stop=-`."""
+_CALL_END_LINES = {"refused": "llm refused", "failed": "llm failed", "gave_up": "llm retry stop"}
+"""The line of a model call the HTTP edge gave up on, by how it ended (`call_end`): a refusal is
+not a retry, so it is not logged as one."""
 
 class LogState(msgspec.Struct, frozen=True, kw_only=True):
     agent: str = "-"
@@ -148,8 +150,10 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
                 f"delay_ms={event.delay_ms}"
             ]
         case LlmRetryStopped():
+            end = call_end(event)
+            attempts = f" attempts={event.attempt}" if end == "gave_up" else ""
             return [
-                f"llm retry stop: agent={agent} round={event.round} attempt={event.attempt} "
+                f"{_CALL_END_LINES[end]}: agent={agent} round={event.round}{attempts} "
                 f"status={_status(event.status)} class={value(event.error_class)} "
                 f"code={value(event.code or '-')}"
             ]
@@ -178,7 +182,7 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
         case TurnEnded():
             return [
                 f"turn: agent={agent} backend={value(state.wire)} model={value(state.model)} "
-                f"rounds={event.rounds} stop={_STOP_SHOWN.get(event.stop, event.stop)}"
+                f"rounds={event.rounds} stop={event.stop}"
             ]
         case SessionEnded():
             unanswered = f" unanswered={len(event.unanswered)}" if event.unanswered else ""

@@ -63,5 +63,5 @@ def test_the_readme_command_line_example_runs_as_printed(tmp_path: Path) -> None
     assert done.stdout.splitlines()[-3:] == [
         "tool: agent=agent round=1 name=nik__live_view_image ok=true body_chars=52 images=1",
         "I see 1 image. image 1: left half red, right half green.",
-        "turn: agent=agent backend=anthropic model=claude-sonnet-5-5 rounds=2 stop=-"]
+        "turn: agent=agent backend=anthropic model=claude-sonnet-5-5 rounds=2 stop=answered"]
     assert (tmp_path / "fuseforks.db").exists()

@@ -97,7 +97,7 @@ def test_a_chat_session_in_a_terminal(simulator: str, tmp_path: Path,
         # The answer as it arrives, on its own line, before the turn's log line; then not again.
         chat.expect_exact("I see 1 image. image 1: left half red, right half green.\r\n"
                           "turn: agent=muse backend=anthropic model=claude-sonnet-5-5 rounds=2 "
-                          "stop=-\r\n")
+                          "stop=answered\r\n")
         chat.expect(r"\[answered; rounds 2; tokens in \d+, out \d+\]")
         assert "I see" not in chat.before
         chat.expect_exact("you> ")

@@ -296,6 +296,13 @@ CASES: dict[str, Case] = {
     "turns foreign": Case("turns", lambda f: ["turns", str(f.other)], 1,
                           lambda f: foreign(f.other)),
     "turns newer": Case("turns", lambda f: ["turns", str(f.newer)], 1, lambda f: newer(f.newer)),
+    # --- rebuild
+    "rebuild missing": Case("rebuild", lambda f: ["rebuild", str(f.missing)], 1,
+                            lambda f: f"Error: {f.missing}: no store there; nothing was changed"),
+    "rebuild foreign": Case("rebuild", lambda f: ["rebuild", str(f.other)], 1,
+                            lambda f: foreign(f.other)),
+    "rebuild newer": Case("rebuild", lambda f: ["rebuild", str(f.newer)], 1,
+                          lambda f: newer(f.newer)),
     # --- audit
     "audit missing": Case("audit", lambda f: ["audit", str(f.missing)], 2,
                           lambda f: missing_file("audit", "SOURCE", f.missing)),

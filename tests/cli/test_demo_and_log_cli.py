@@ -16,7 +16,7 @@ def expected_lines() -> list[list[str]]:
     for s in DEMO_SCENARIOS:
         lines = [TOOL]
         if s.expect == "stripped":
-            refused = ("llm retry stop: agent=demo round=2 attempt=1 status=400 "
+            refused = ("llm refused: agent=demo round=2 status=400 "
                        "class=client_error code=invalid_request")
             lines += [
                 refused,
@@ -26,11 +26,11 @@ def expected_lines() -> list[list[str]]:
             ]
         elif s.expect == "ladder":
             lines += [
-                "llm retry stop: agent=demo round=2 attempt=1 status=400 class=client_error "
+                "llm refused: agent=demo round=2 status=400 class=client_error "
                 "code=INVALID_ARGUMENT",
                 f"tool image placement: agent=demo round=2 model={s.model} placement=alternate",
             ]
-        lines.append(f"turn: agent=demo backend={s.wire} model={s.model} rounds=2 stop=-")
+        lines.append(f"turn: agent=demo backend={s.wire} model={s.model} rounds=2 stop=answered")
         turns.append(lines)
     return turns
 
@@ -49,9 +49,12 @@ def test_demo_reproduces_the_p4_table_and_the_log_reads_back(tmp_path) -> None:
     for row, scenario in zip(rows, DEMO_SCENARIOS, strict=True):
         columns = row.split()
         assert columns[1] == scenario.wire
-        assert columns[3] == {"stripped": "-", "ladder": "alternate"}.get(
+        placement = {"stripped": "-", "ladder": "alternate"}.get(
             scenario.expect, "alternate" if scenario.wire == "openai-compat" else "native")
-        assert columns[4] == ("0" if scenario.expect == "stripped" else "1")
+        images = {"stripped": "1 (refused 2×, 1 stripped)", "ladder": "1 (refused 1×)"}.get(
+            scenario.expect, "1")  # as `turns` and the console show the turn's images
+        assert columns[3] == placement
+        assert f" {placement:<10} {images:<26}  " in row
         if scenario.expect == "stripped":
             assert row.endswith("I received the tool result; it has no image.")
         else:
@@ -92,8 +95,8 @@ def test_log_of_one_conversation_prints_its_turns_in_order(tmp_path) -> None:
     runner = CliRunner()
     shown = runner.invoke(main, ["log", str(db), "--conversation", "conv-a"])
     assert (shown.exit_code, shown.output.splitlines()) == (0, [
-        "turn: agent=first backend=gemini model=g rounds=1 stop=-",
-        "turn: agent=second backend=gemini model=g rounds=1 stop=-"])
+        "turn: agent=first backend=gemini model=g rounds=1 stop=answered",
+        "turn: agent=second backend=gemini model=g rounds=1 stop=answered"])
     missing = runner.invoke(main, ["log", str(db), "--conversation", "conv-z"])
     assert (missing.exit_code, missing.output) == (
         1, f"Error: {db}: no turn of conversation 'conv-z'\n")

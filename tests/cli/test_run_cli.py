@@ -50,7 +50,7 @@ def test_a_live_turn_prints_its_log_lines_progress_and_answer(simulator: str, tm
     assert lines == [
         "tool: agent=muse round=1 name=nik__live_view_image ok=true body_chars=52 images=1",
         "I see 1 image. image 1: left half red, right half green.",
-        "turn: agent=muse backend=gemini model=gemini-3.8-flash rounds=2 stop=-",
+        "turn: agent=muse backend=gemini model=gemini-3.8-flash rounds=2 stop=answered",
     ]
     # A camera slow to start (a busy machine) is reported every 5 s before the turn begins.
     progress = done.stderr.splitlines()
@@ -78,7 +78,7 @@ def test_no_stream_prints_the_answer_once_complete_after_the_log_lines(simulator
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "tool: agent=muse round=1 name=nik__live_view_image ok=true body_chars=52 images=1",
-        "turn: agent=muse backend=gemini model=gemini-3.8-flash rounds=2 stop=-",
+        "turn: agent=muse backend=gemini model=gemini-3.8-flash rounds=2 stop=answered",
         "",
         "I see 1 image. image 1: left half red, right half green.",
     ]
@@ -107,7 +107,7 @@ def test_the_streamed_answer_comes_in_pieces_from_a_streaming_request(tmp_path) 
     assert done.stdout.splitlines() == [
         "tool: agent=agent round=1 name=nik__live_view_image ok=true body_chars=52 images=1",
         answer,
-        "turn: agent=agent backend=anthropic model=claude-sonnet-5-5 rounds=2 stop=-",
+        "turn: agent=agent backend=anthropic model=claude-sonnet-5-5 rounds=2 stop=answered",
     ]
     assert done.stdout.count("I see 1 image") == 1
     bodies = [json.loads(p.read_bytes()) for p in sorted(requests.iterdir())]
@@ -173,9 +173,9 @@ def test_a_local_server_needs_no_key(tmp_path, host: str, stream: bool) -> None:
         server.server_close()
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == (
-        ["Hello from here.", "turn: agent=agent backend=openai-compat model=local rounds=1 stop=-"]
+        ["Hello from here.", "turn: agent=agent backend=openai-compat model=local rounds=1 stop=answered"]
         if stream else
-        ["turn: agent=agent backend=openai-compat model=local rounds=1 stop=-", "",
+        ["turn: agent=agent backend=openai-compat model=local rounds=1 stop=answered", "",
          "Hello from here."])
     assert _LocalServer.seen == [{"path": "/v1/chat/completions", "authorization": "",
                                   "stream": stream}]

@@ -21,13 +21,13 @@ def test_text_runs_on_and_each_log_line_starts_a_line_of_its_own(
     view.line("tool: agent=a round=1 name=cam ok=true body_chars=3 images=1")
     view.text(delta("I see ", 2))
     view.text(delta("red.\n", 2))
-    view.line("turn: agent=a backend=anthropic model=m rounds=2 stop=-")
+    view.line("turn: agent=a backend=anthropic model=m rounds=2 stop=answered")
     view.end_line()
     assert capsys.readouterr().out == (
         "Let me look.\n"
         "tool: agent=a round=1 name=cam ok=true body_chars=3 images=1\n"
         "I see red.\n"
-        "turn: agent=a backend=anthropic model=m rounds=2 stop=-\n")
+        "turn: agent=a backend=anthropic model=m rounds=2 stop=answered\n")
     assert view.shown("I see red.\n") and not view.shown("Let me look.")
     assert notes == []
 

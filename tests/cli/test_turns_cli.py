@@ -51,17 +51,17 @@ def taken_over_twice(turn_id: str, start: str) -> list[Envelope]:
 def test_a_table_of_the_turns(store: Path) -> None:
     assert invoke("turns", str(store)) == (0, [
         "turn               agent      wire                  model                            "
-        "started                   rounds  stop      images sent  taken over",
+        "started                   rounds  stop      images sent                 taken over",
         "p4-gemini          replay     gemini                gemini-3.8-flash                 "
-        "2026-11-30T00:00:00.000Z       2  answered            1           0",
+        "2026-11-30T00:00:00.000Z       2  answered  1                                    0",
         "p4-image-refusing  replay     perplexity-responses  perplexity/deepseek-v4-pro-0813  "
-        "2026-11-30T00:00:00.000Z       2  answered            1           0",
+        "2026-11-30T00:00:00.000Z       2  answered  1 (refused 2×, 1 stripped)           0",
         "repeat-stop        replay     gemini                gemini-3.8-flash                 "
-        "2026-11-30T00:00:00.000Z       3  repeat              1           0",
+        "2026-11-30T00:00:00.000Z       3  repeat    3                                    0",
         "7f3e2d1c-cut       cam_agent  anthropic             claude-sonnet-5-5                "
-        "2026-12-01T10:00:00.000Z       2  cut                 2           0",
+        "2026-12-01T10:00:00.000Z       2  cut       2                                    0",
         "b0c1-taken         cam_agent  anthropic             claude-sonnet-5-5                "
-        "2026-12-01T11:00:00.000Z       2  answered            1           2",
+        "2026-12-01T11:00:00.000Z       2  answered  1                                    2",
     ], [])
 
 
@@ -72,7 +72,8 @@ def test_the_turns_as_json(tmp_path: Path) -> None:
     assert json.loads("\n".join(lines)) == [{
         "turn_id": "t1", "agent": "cam_agent", "wire": "anthropic", "model": "claude-sonnet-5-5",
         "started": "2026-11-30T08:00:00.000Z", "rounds": 2, "stop": "cut", "images_sent": 1,
-        "events": 10, "taken_over": 0}]
+        "images_received": 1, "refusals": 0, "stripped": 0, "events": 10, "taken_over": 0,
+        "conversation": ""}]
 
 
 def test_no_turns(tmp_path: Path) -> None:
@@ -99,7 +100,7 @@ def test_an_exact_id_wins_over_longer_ids_it_begins(tmp_path: Path) -> None:
     assert (code, lines[0]) == (0, "turn t1 (11 events; stop=answered)")
     assert invoke("log", str(store), "--turn", "t10") == (0, [
         "tool: agent=cam_agent round=1 name=cam__shot ok=true body_chars=7 images=1",
-        "turn: agent=cam_agent backend=anthropic model=claude-sonnet-5-5 rounds=2 stop=-"], [])
+        "turn: agent=cam_agent backend=anthropic model=claude-sonnet-5-5 rounds=2 stop=answered"], [])
 
 
 def test_many_candidates_are_listed_up_to_ten(tmp_path: Path) -> None:

@@ -96,7 +96,7 @@ def test_one_command_a_pasted_turn_ctrl_c_and_the_turns_kept(folder: Path) -> No
     assert turn.returncode == 0, turn.stderr
     assert turn.stdout.splitlines()[1:] == [
         "tool: agent=agent round=1 name=nik__live_view_image ok=true body_chars=52 images=1",
-        "turn: agent=agent backend=anthropic model=claude-sonnet-5-5 rounds=2 stop=-",
+        "turn: agent=agent backend=anthropic model=claude-sonnet-5-5 rounds=2 stop=answered",
         "I see 1 image. image 1: left half red, right half green.",
     ]
     turn_id = turn.stdout.splitlines()[0]

@@ -1,48 +1,21 @@
-"""The turns page's index and the record it reads, without a browser: a turn is folded again only
-when its record grew, the filters keep what they say, and the list of a store's turns is read
-again exactly when its files change."""
+"""The turns page and the record it reads, without a browser: summaries a page at a time, newest
+first, the filters keep what they say, and a store's turns and summaries are read again exactly
+when its files change."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
-from fuseforks.console.listing import Listed, TurnFilter, TurnIndex
+from fuseforks.console.listing import TurnFilter, page
 from fuseforks.console.record import Record
 from fuseforks.events.codec import Envelope
-from fuseforks.projections.audit import AuditFilter, AuditRows
-from fuseforks.projections.summary import turn_summary
+from fuseforks.projections.audit import AuditFilter
+from fuseforks.projections.summary import TurnSummary
 from fuseforks.stores.jsonl import group_turns
 from fuseforks.stores.memory import MemoryStore
 from fuseforks.stores.sqlite import SqliteStore
 from fuseforks.stores.store import TurnInfo
 from tests.cli.crafted import camera_turn, digest, write_jsonl
-
-
-class Counting:
-    """A reader that counts the turns it was asked to read."""
-
-    def __init__(self, envelopes: list[Envelope]) -> None:
-        self.inner = MemoryStore()
-        for turn in group_turns(envelopes).values():
-            self.inner.append(turn)
-        self.reads: list[str] = []
-
-    def turns(self) -> list[TurnInfo]:
-        return self.inner.turns()
-
-    def read(self, turn_id: str, after: int = 0) -> list[Envelope]:
-        self.reads.append(turn_id)
-        return self.inner.read(turn_id, after)
-
-    def of_kinds(self, kinds: Sequence[str]) -> list[Envelope]:
-        return self.inner.of_kinds(kinds)
-
-    def audit(self, where: AuditFilter) -> AuditRows:
-        return self.inner.audit(where)
-
-    def digests(self, prefix: str) -> list[str]:
-        return self.inner.digests(prefix)
 
 
 def turns(count: int) -> list[Envelope]:
@@ -51,46 +24,69 @@ def turns(count: int) -> list[Envelope]:
         wire="gemini" if n % 3 == 0 else "anthropic", ended=n != 4)]
 
 
-def test_a_page_folds_only_its_own_turns_and_each_once_until_it_grows() -> None:
-    index = TurnIndex()
-    reader = Counting(turns(7))
-    first = index.page(reader, reader.turns(), TurnFilter(), page=1, size=3)
-    assert [r.summary.turn_id for r in first.rows] == ["t06", "t05", "t04"]
+def summaries(envelopes: list[Envelope]) -> list[TurnSummary]:
+    store = MemoryStore()
+    for turn in group_turns(envelopes).values():
+        store.append(turn)
+    return store.summaries()
+
+
+def test_a_page_lists_the_newest_first_a_page_at_a_time() -> None:
+    listed = summaries(turns(7))
+    first = page(listed, TurnFilter(), 1, size=3)
+    assert [s.turn_id for s in first.rows] == ["t06", "t05", "t04"]
     assert (first.matching, first.stored, first.page, first.pages) == (7, 7, 1, 3)
-    assert reader.reads == ["t06", "t05", "t04"]
-    again = index.page(reader, reader.turns(), TurnFilter(), page=1, size=3)
-    assert again == first and reader.reads == ["t06", "t05", "t04"]
-    last = index.page(reader, reader.turns(), TurnFilter(), page=9, size=3)
-    assert ([r.summary.turn_id for r in last.rows], last.page) == (["t00"], 3)
-
-    grown = Counting([*turns(7), *camera_turn("t04", [digest(4)],
-                                              start="2026-11-30T08:04:00.000Z")[10:]])
-    assert grown.turns()[4].events == 11
-    rows = index.page(grown, grown.turns(), TurnFilter(), page=1, size=3).rows
-    assert grown.reads == ["t04"]
-    assert rows[2] == Listed(summary=turn_summary(grown.read("t04")), conversation="")
-    assert rows[2].summary.stop == "answered"
+    last = page(listed, TurnFilter(), 9, size=3)
+    assert ([s.turn_id for s in last.rows], last.page) == (["t00"], 3)
+    grown = summaries([*turns(7), *camera_turn("t04", [digest(4)],
+                                                start="2026-11-30T08:04:00.000Z")[10:]])
+    row = page(grown, TurnFilter(), 1, size=3).rows[2]
+    assert (row.turn_id, row.stop, row.events) == ("t04", "answered", 11)
 
 
-def test_a_filter_on_what_the_events_say_folds_every_turn_once() -> None:
-    index = TurnIndex()
-    reader = Counting(turns(7))
-    page = index.page(reader, reader.turns(), TurnFilter(wire="gemini"))
-    assert [r.summary.turn_id for r in page.rows] == ["t06", "t03", "t00"]
-    assert (page.matching, page.stored) == (3, 7)
-    assert sorted(reader.reads) == [f"t{n:02d}" for n in range(7)]
-    cut = index.page(reader, reader.turns(), TurnFilter(stop="cut"))
-    assert [r.summary.turn_id for r in cut.rows] == ["t04"]
-    assert len(reader.reads) == 7
+def test_a_filter_keeps_what_it_says() -> None:
+    listed = summaries(turns(7))
+    gemini = page(listed, TurnFilter(wire="gemini"))
+    assert [s.turn_id for s in gemini.rows] == ["t06", "t03", "t00"]
+    assert (gemini.matching, gemini.stored) == (3, 7)
+    assert [s.turn_id for s in page(listed, TurnFilter(stop="cut")).rows] == ["t04"]
+    assert page(listed, TurnFilter(conversation="nope")).rows == []
 
 
 def test_since_and_until_bound_the_start() -> None:
-    index = TurnIndex()
-    reader = Counting(turns(7))
-    page = index.page(reader, reader.turns(), TurnFilter(since="2026-11-30T08:02:00.000Z",
-                                                         until="2026-11-30T08:05:00.000Z"))
-    assert [r.summary.turn_id for r in page.rows] == ["t04", "t03", "t02"]
-    assert sorted(reader.reads) == ["t02", "t03", "t04"]
+    listing = page(summaries(turns(7)), TurnFilter(since="2026-11-30T08:02:00.000Z",
+                                                   until="2026-11-30T08:05:00.000Z"))
+    assert [s.turn_id for s in listing.rows] == ["t04", "t03", "t02"]
+
+
+def test_a_stores_summaries_are_read_again_when_its_files_change(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    with SqliteStore(path) as store:
+        store.append(camera_turn("t1", [digest(1)]))
+    record = Record(path)
+    calls = []
+
+    class Summing:
+        def __init__(self, store: SqliteStore) -> None:
+            self.store = store
+
+        def summaries(self) -> list[TurnSummary]:
+            calls.append(1)
+            return self.store.summaries()
+
+    try:
+        with record.reading() as reader:
+            assert isinstance(reader, SqliteStore)
+            first = record.summaries(Summing(reader))  # type: ignore[arg-type]
+            assert record.summaries(Summing(reader)) is first  # type: ignore[arg-type]
+        assert (calls, [s.turn_id for s in first]) == ([1], ["t1"])
+        with SqliteStore(path) as writer:
+            writer.append(camera_turn("t2", [digest(2)], start="2026-11-30T09:00:00.000Z"))
+        with record.reading() as reader:
+            again = record.summaries(Summing(reader))  # type: ignore[arg-type]
+        assert ([s.turn_id for s in again], calls) == (["t1", "t2"], [1, 1])
+    finally:
+        record.close()
 
 
 def test_a_stores_turn_list_is_read_again_when_its_files_change(tmp_path: Path) -> None:

@@ -125,7 +125,7 @@ def test_a_running_turn_appears_and_grows_on_the_open_pages(
         expect(turn.locator("p.legend.open")).to_have_count(0)
         expect(turn.locator("#usage-output_tokens")).to_have_text("5")
         expect(turn.locator("#log-lines")).to_contain_text(
-            "turn: agent=watched backend=openai-compat model=local rounds=1 stop=-")
+            "turn: agent=watched backend=openai-compat model=local rounds=1 stop=answered")
         expect(listing.locator("tr[data-turn] td.stop")).to_have_text("answered")
         with SqliteStore(store, read_only=True) as written:
             events = len(written.read(turn_id))

@@ -7,10 +7,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from click.testing import CliRunner
 from playwright.sync_api import Browser, Page, expect
 
 from fuseforks.cli import main
+from fuseforks.projections.summary import TurnSummary
+from fuseforks.projections.words import images_shown
 
 
 def command(*args: str) -> Any:
@@ -39,7 +42,7 @@ def test_the_turns_list_is_what_turns_prints_newest_first(demo_store: Path, demo
     shown = cells(page, "table.turns tbody tr")
     assert [row[1:] for row in shown] == [
         [t["agent"], t["wire"], t["model"], t["started"], str(t["rounds"]), t["stop"],
-         str(t["images_sent"]), str(t["events"])] for t in expected]
+         images_shown(msgspec.convert(t, TurnSummary)), str(t["events"])] for t in expected]
     assert page.locator("table.turns tbody tr").evaluate_all(
         "rows => rows.map(r => r.dataset.turn)") == [t["turn_id"] for t in expected]
 

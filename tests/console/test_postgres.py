@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 from click.testing import CliRunner
 from playwright.sync_api import Page, expect
 
 from fuseforks.cli import main
+from fuseforks.projections.summary import TurnSummary
+from fuseforks.projections.words import images_shown
 from fuseforks.stores.postgres import PostgresStore
 from fuseforks.stores.postgres_sql import redact_url
 from tests.cli.crafted import camera_turn, digest
@@ -27,7 +30,7 @@ def test_the_demo_in_postgres_reads_as_in_sqlite_and_follows_new_turns(
         expected = list(reversed(command("turns", pg_url)))
         assert [row[1:] for row in cells(page, "table.turns tbody tr")] == [
             [t["agent"], t["wire"], t["model"], t["started"], str(t["rounds"]), t["stop"],
-             str(t["images_sent"]), str(t["events"])] for t in expected]
+             images_shown(msgspec.convert(t, TurnSummary)), str(t["events"])] for t in expected]
         expect(page.locator("header .source")).to_have_text(f"{redact_url(pg_url)} · read-only")
         page.evaluate("window.stayed = 'yes'")
         with PostgresStore(pg_url) as writer:

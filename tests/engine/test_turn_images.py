@@ -31,7 +31,7 @@ async def test_image_on_the_tool_result_reaches_the_model_natively() -> None:
     assert result.answer == "I see 1 image. image 1: left half green, right half yellow."
     assert log_lines(result) == [
         "tool: agent=a1 round=1 name=rig__frame ok=true body_chars=5 images=1",
-        "turn: agent=a1 backend=anthropic model=claude-sonnet-5-5 rounds=2 stop=-",
+        "turn: agent=a1 backend=anthropic model=claude-sonnet-5-5 rounds=2 stop=answered",
     ]
     content = bodies(sim)[1]["messages"][2]["content"][0]["content"]
     assert [block["type"] for block in content] == ["text", "image"]  # the server's order

@@ -93,7 +93,7 @@ async def test_closing_the_publisher_ends_every_subscriber_and_flushes_the_log(t
             await bus.publish(sequencer.seal([TurnEnded(rounds=1, stop="answered")]))
     assert lines == [
         "tool: agent=a1 round=1 name=cam ok=true body_chars=2",
-        "turn: agent=a1 backend=gemini model=g rounds=1 stop=-",
+        "turn: agent=a1 backend=gemini model=g rounds=1 stop=answered",
     ]
     assert store.last_seq("t1") == 3
     store.close()
@@ -117,4 +117,4 @@ async def test_the_log_writer_forgets_a_turn_once_it_has_ended() -> None:
         assert writer.open_turns == 1
         await writer.handle(sequencer.seal([TurnEnded(rounds=1, stop="answered")]))
         assert writer.open_turns == 0
-    assert lines == ["turn: agent=a backend=gemini model=g rounds=1 stop=-"] * 2
+    assert lines == ["turn: agent=a backend=gemini model=g rounds=1 stop=answered"] * 2

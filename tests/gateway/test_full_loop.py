@@ -60,7 +60,7 @@ def test_a_turn_through_the_gateway_is_the_turn_without_it(simulator: str,
     assert through == direct == [
         "tool: agent=muse round=1 name=nik__live_view_image ok=true body_chars=52 images=1",
         "I see 1 image. image 1: left half red, right half green.",
-        "turn: agent=muse backend=anthropic model=claude-sonnet-5-5 rounds=2 stop=-",
+        "turn: agent=muse backend=anthropic model=claude-sonnet-5-5 rounds=2 stop=answered",
     ]
     engine_saw = digests(tmp_path / "through" / "run.db")
     assert engine_saw == digests(tmp_path / "direct" / "run.db")

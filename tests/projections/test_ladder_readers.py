@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from fuseforks.agent.result import SentImage, turn_result
 from fuseforks.cli.chat import audit_lines
-from fuseforks.demo.offline import delivered_placement, images_delivered
+from fuseforks.demo.offline import delivered_placement
 from fuseforks.engine.turn import TurnOutcome
 from fuseforks.events.types import TurnEnded
 from fuseforks.projections.audit import audit_rows
+from fuseforks.projections.summary import turn_summary
+from fuseforks.projections.words import images_shown
 from fuseforks.traces import turn_spans
 from tests.traces.support import recorded
 
@@ -41,8 +43,9 @@ def test_the_audit_rows_have_the_refused_native_and_the_received_alternate_deliv
     ]
 
 
-def test_the_demo_table_shows_the_alternate_placement_and_one_image() -> None:
-    assert (delivered_placement(LADDER), images_delivered(LADDER)) == ("alternate", 1)
+def test_the_demo_table_shows_the_alternate_placement_and_one_image_refused_once() -> None:
+    assert (delivered_placement(LADDER), images_shown(turn_summary(LADDER))) == (
+        "alternate", "1 (refused 1×)")
 
 
 def test_chat_audit_lists_the_image_as_received_in_the_alternate_placement() -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from fuseforks.events.types import (
+    LlmRetryStopped,
     SessionStarted,
     ToolResultRecorded,
     TurnEnded,
@@ -9,6 +10,7 @@ from fuseforks.events.types import (
 )
 from fuseforks.projections import LogState, evolve_log, fold
 from fuseforks.projections.log import SILENT, render, value
+from fuseforks.projections.words import call_end
 from tests.events.samples import D1, SAMPLES
 
 
@@ -16,7 +18,7 @@ def test_the_log_projection_of_every_event_kind() -> None:
     assert fold(evolve_log, LogState(), SAMPLES).lines == (
         "tool server down: agent=agent_9 server=\"cam 2\" reason=\"command not found: 'cam2'\"",
         "llm retry: agent=agent_9 round=1 attempt=1 status=429 class=rate_limited delay_ms=1500",
-        "llm retry stop: agent=agent_9 round=1 attempt=1 status=400 class=client_error "
+        "llm refused: agent=agent_9 round=1 status=400 class=client_error "
         "code=invalid_request",
         "attachment fallback: agent=agent_9 model=m converted=2",
         "tool resource read: agent=agent_9 round=1 uri=file:///shots/screen.png outcome=read "
@@ -97,3 +99,17 @@ async def test_a_reader_of_many_turns_sees_which_turn_each_line_belongs_to() -> 
                      "turn-9876fedc tool: agent=a round=1 name=cam ok=true body_chars=2",
                      "chosen-by-a-program tool: agent=a round=1 name=cam ok=true body_chars=2"]
     assert plain == ["tool: agent=a round=1 name=cam ok=true body_chars=2"] * 3
+
+
+def test_a_call_given_up_on_is_named_for_how_it_ended_and_a_refusal_is_no_retry() -> None:
+    ended = [LlmRetryStopped(round=2, attempt=1, status=400, error_class="client_error",
+                             code="invalid_request"),
+             LlmRetryStopped(round=2, attempt=1, status=None, error_class="garbage"),
+             LlmRetryStopped(round=2, attempt=5, status=529, error_class="server_error",
+                             code="overloaded_error")]
+    assert [call_end(e) for e in ended] == ["refused", "failed", "gave_up"]
+    assert fold(evolve_log, LogState(), ended).lines == (
+        "llm refused: agent=- round=2 status=400 class=client_error code=invalid_request",
+        "llm failed: agent=- round=2 status=- class=garbage code=-",
+        "llm retry stop: agent=- round=2 attempts=5 status=529 class=server_error "
+        "code=overloaded_error")

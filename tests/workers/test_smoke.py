@@ -38,7 +38,7 @@ def test_a_submitted_turn_runs_on_a_worker_and_submit_wait_prints_it(
         assert turn_id.startswith("turn-")
         assert lines[1:] == [
             "tool: agent=smoke round=1 name=nik__live_view_image ok=true body_chars=52 images=1",
-            "turn: agent=smoke backend=anthropic model=claude-sonnet-5-5 rounds=2 stop=-",
+            "turn: agent=smoke backend=anthropic model=claude-sonnet-5-5 rounds=2 stop=answered",
             lines[-1],
         ]
         assert lines[-1].startswith("I see 1 image.")
