@@ -162,6 +162,9 @@ RETRY_DELAY_MS: Final = "fuseforks.retry.delay_ms"
 
 # Span events (several per span are possible).
 EVENT_RETRY: Final = "fuseforks.llm_retry"
-EVENT_RETRY_STOPPED: Final = "fuseforks.llm_retry_stopped"
+EVENT_CALL_ENDED: Final = "fuseforks.llm_call_ended"
+"""The HTTP edge gave up on a model call; `CALL_END` says how (`refused`, `failed`, `gave_up`:
+the names every reader uses, `fuseforks.projections.words.call_end`)."""
+CALL_END: Final = "fuseforks.llm_call.end"
 EVENT_CAP: Final = "fuseforks.images_capped"
 EVENT_TAKEOVER: Final = "fuseforks.turn_taken_over"

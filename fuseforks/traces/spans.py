@@ -77,6 +77,7 @@ from fuseforks.events.types import (
 )
 from fuseforks.projections.deliveries import Deliveries, evolve_deliveries
 from fuseforks.projections.turn_state import TurnState, evolve_turn
+from fuseforks.projections.words import call_end
 from fuseforks.traces import attributes as of
 from fuseforks.traces import content
 from fuseforks.traces import conventions as c
@@ -300,7 +301,8 @@ def _step(state: SpanState, envelope: Envelope) -> SpanState:
             if state.request is None:
                 return state
             return state.put(state.request, state.spans[state.request].add(TraceEvent(
-                name=c.EVENT_RETRY_STOPPED, time_ns=now, attributes=of.of_retry(event))))
+                name=c.EVENT_CALL_ENDED, time_ns=now,
+                attributes={**of.of_retry(event), c.CALL_END: call_end(event)})))
         case JpegResent():
             return state.on_request({c.JPEG_RESEND_CONVERTED: event.converted})
         case PlacementLearned():

@@ -176,9 +176,10 @@ def test_a_refused_request_is_an_error_span_and_the_resend_carries_the_fallback(
         "fuseforks.images.call_ids": ("call_0001_0",),
         **refusal, "fuseforks.placement.learned": "native:refused",
     }
-    assert refused["events"] == [("fuseforks.llm_retry_stopped", ms(90), {
+    assert refused["events"] == [("fuseforks.llm_call_ended", ms(90), {
         "fuseforks.retry.attempt": 1, "fuseforks.retry.error_class": "client_error",
-        "fuseforks.retry.status": 400, "fuseforks.retry.code": "invalid_request"})]
+        "fuseforks.retry.status": 400, "fuseforks.retry.code": "invalid_request",
+        "fuseforks.llm_call.end": "refused"})]
     # Resent with the image in a user message, refused again: the image is stripped.
     assert (moved["start"], moved["end"]) == (ms(130), ms(150))
     assert moved["attributes"] == {
@@ -190,9 +191,10 @@ def test_a_refused_request_is_an_error_span_and_the_resend_carries_the_fallback(
         **refusal, "fuseforks.placement.learned": "alternate:refused",
         "fuseforks.fallback.stripped": 1, "fuseforks.fallback.stripped_digests": (DIGEST,),
     }
-    assert moved["events"] == [("fuseforks.llm_retry_stopped", ms(140), {
+    assert moved["events"] == [("fuseforks.llm_call_ended", ms(140), {
         "fuseforks.retry.attempt": 1, "fuseforks.retry.error_class": "client_error",
-        "fuseforks.retry.status": 400, "fuseforks.retry.code": "invalid_request"})]
+        "fuseforks.retry.status": 400, "fuseforks.retry.code": "invalid_request",
+        "fuseforks.llm_call.end": "refused"})]
     assert (resend["start"], resend["end"]) == (ms(180), ms(190))
     assert resend["attributes"] == {
         **chat_attributes(wire, "perplexity", model, 2, "resend", 3),
@@ -236,9 +238,10 @@ def test_a_placement_refusal_moves_the_images_and_the_next_request_carries_them(
         "fuseforks.refusal.images_rejected": True, "fuseforks.refusal": "placement",
         "fuseforks.request.outcome": "refused", "fuseforks.placement.learned": "native:refused",
     }
-    assert refused["events"] == [("fuseforks.llm_retry_stopped", ms(90), {
+    assert refused["events"] == [("fuseforks.llm_call_ended", ms(90), {
         "fuseforks.retry.attempt": 1, "fuseforks.retry.error_class": "client_error",
-        "fuseforks.retry.status": 400, "fuseforks.retry.code": "INVALID_ARGUMENT"})]
+        "fuseforks.retry.status": 400, "fuseforks.retry.code": "INVALID_ARGUMENT",
+        "fuseforks.llm_call.end": "refused"})]
     assert (moved["start"], moved["end"], moved["events"]) == (ms(130), ms(140), [])
     assert moved["attributes"] == {
         **chat_attributes(wire, "gcp.gemini", model, 2, "resend", 3),
@@ -360,9 +363,10 @@ def test_a_failed_turn_is_an_error_with_the_recorded_error_text() -> None:
             "fuseforks.retry.attempt": 1, "fuseforks.retry.error_class": "server_error",
             "fuseforks.retry.delay_ms": 1000, "fuseforks.retry.status": 529,
             "fuseforks.retry.code": "overloaded_error"}),
-        ("fuseforks.llm_retry_stopped", ms(5000), {
+        ("fuseforks.llm_call_ended", ms(5000), {
             "fuseforks.retry.attempt": 5, "fuseforks.retry.error_class": "server_error",
-            "fuseforks.retry.status": 529, "fuseforks.retry.code": "overloaded_error"}),
+            "fuseforks.retry.status": 529, "fuseforks.retry.code": "overloaded_error",
+            "fuseforks.llm_call.end": "gave_up"}),
     ]
 
 
