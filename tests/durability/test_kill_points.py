@@ -51,6 +51,7 @@ from fuseforks.events.types import (
 )
 from fuseforks.stores.sqlite import SqliteStore
 from tests.helpers import processes
+from tests.stores.parity import assert_rows_are_the_folds
 
 LATENCY = 0.3  # seconds the simulated model takes to answer
 EXPOSURE = 0.3  # seconds the camera takes per frame
@@ -258,6 +259,7 @@ def check(run: Run, name: str, record: Path) -> set[str]:
     if events:
         verify = runner.invoke(main, ["replay", str(run.db), "--verify"])
         assert verify.exit_code == 0, verify.output
+        assert_rows_are_the_folds(run.db)  # the read model went with the events it came from
         last = events[-1]
         if name == "SIGKILL":
             assert not isinstance(last, TurnEnded), run.case

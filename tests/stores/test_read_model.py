@@ -11,39 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import psycopg
 import pytest
 
 from fuseforks.projections import read_model
 from fuseforks.projections.audit import AuditFilter, audit_rows, select
-from fuseforks.projections.read_model import ReadRows, read_rows
 from fuseforks.stores.jsonl import import_stream
 from fuseforks.stores.postgres import PostgresStore
-from fuseforks.stores.read_tables import DELIVERIES, TABLES, TableSpec, values
 from fuseforks.stores.sqlite import SqliteStore
 from tests.cli.crafted import camera_turn, digest
+from tests.stores.parity import assert_rows_are_the_folds, in_sqlite
 from tests.stores.raw import REPLAYS, insert_postgres, insert_sqlite, raw_rows
 from tests.stores.test_audit import TIMES
-
-
-def rows_of(cursor: Any) -> tuple[list[str], Counter[tuple[Any, ...]]]:
-    names = [d[0] for d in cursor.description]
-    rows = [tuple(int(v) if isinstance(v, bool) else v for v in row) for row in cursor.fetchall()]
-    return names, Counter(rows)
-
-
-def folded(rows: ReadRows, table: TableSpec) -> tuple[list[str], Counter[tuple[Any, ...]]]:
-    return list(table.columns), Counter(tuple(int(v) if isinstance(v, bool) else v for v in row)
-                                  for row in values(table, rows))
-
-
-def in_sqlite(store: SqliteStore, relation: str) -> tuple[list[str], Counter[tuple[Any, ...]]]:
-    return rows_of(store.db.execute(f"SELECT * FROM {relation}"))
-
-
-def in_postgres(url: str, relation: str) -> tuple[list[str], Counter[tuple[Any, ...]]]:
-    with psycopg.connect(url) as connection:
-        return rows_of(connection.execute(f"SELECT * FROM {relation}".encode()))
 
 
 def fill(kind: str, lite: SqliteStore, store: PostgresStore, url: str) -> None:
@@ -72,19 +50,10 @@ def test_the_tables_hold_the_folds_rows_on_both_stores(kind: str, pg_url: str,
                                                       tmp_path: Path) -> None:
     with SqliteStore(tmp_path / "s.db") as lite, PostgresStore(pg_url) as store:
         fill(kind, lite, store, pg_url)
-        everything = [e for t in lite.turns() for e in lite.read(t.turn_id)]
-        rows = read_rows(everything)
-        for table in TABLES:
-            expected = folded(rows, table)
-            assert in_postgres(pg_url, table.name) == expected, table.name
-            assert in_sqlite(lite, table.name) == expected, table.name
-        deliveries = audit_rows(everything).deliveries  # the view joins them into the fold's
+        rows = assert_rows_are_the_folds(pg_url)
+        assert assert_rows_are_the_folds(lite.path) == rows
+        deliveries = audit_rows(e for t in lite.turns() for e in lite.read(t.turn_id)).deliveries
         assert deliveries and rows.summaries
-        expected = (list(DELIVERIES.columns), Counter(
-            tuple(int(v) if isinstance(v, bool) else v for v in msgspec.structs.astuple(d))
-            for d in deliveries))
-        assert in_postgres(pg_url, DELIVERIES.name) == expected
-        assert in_sqlite(lite, DELIVERIES.name) == expected
         if kind == "v1":  # the refused request of the image-refusing model, recorded in v1
             assert Counter(row.outcome for row in deliveries)["refused"] == 1
 

@@ -28,6 +28,7 @@ from fuseforks.events.types import RequestSent, TurnEnded, TurnStarted, TurnTake
 from fuseforks.jetstream.work import WorkRequest
 from fuseforks.projections.log import short_turn_id, turn_log
 from tests.helpers import processes
+from tests.stores.parity import assert_rows_are_the_folds
 from tests.workers.harness import MODELS, WIRES, Cluster
 from tests.workers.nats_server import Given, NatsServer
 
@@ -103,3 +104,7 @@ def test_forty_turns_survive_a_worker_killed_mid_run(pg_url: str, nats: NatsServ
         assert done.returncode == 0, done.stdout + done.stderr
     assert Counter(followed) == Counter(expected)
     assert any(line.split(" ", 1)[1].startswith("turn taken over: ") for line in followed)
+    # the read model the workers wrote with their appends, a killed one among them, and the
+    # turns it took over: exactly the folds' rows
+    rows = assert_rows_are_the_folds(pg_url)
+    assert len(rows.summaries) == N and len({r.turn_id for r in rows.request_images}) == N
