@@ -3,11 +3,10 @@
 The store is the one `bench_replay_audit` builds (copies of the demo scenarios' recorded turns,
 one transaction per turn). The console runs as the command a user starts, in its own process,
 and every page is fetched over HTTP on 127.0.0.1, so a figure is what a browser waits for: the
-store read, the folds, the template and the socket. The first page is cold (the console has
-folded no turn of the page yet; it read the list of turns once when it started, to check the
-store); the others are what a person clicking around, or the page's
-own live refresh, sees after it — and, the dear case, the first page after a turn was added to
-the store (the list of turns is read again).
+store read, the template and the socket. A page reads its own rows of the read model's
+summaries and two counts; the first page is cold, the others are what a person clicking around,
+or the page's own live refresh, sees after it — and the first page after a turn was added to the
+store.
 """
 
 from __future__ import annotations
@@ -55,7 +54,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "console.db"
         started = time.perf_counter()
-        build_store(path)
+        with SqliteStore(path) as store:
+            build_store(store)
         print(f"store of {STORE_TURNS:,} turns ({path.stat().st_size / 1e6:.0f} MB) built in "
               f"{time.perf_counter() - started:.1f} s")
         console = subprocess.Popen(
@@ -87,10 +87,10 @@ def main() -> None:
     print(f"turns page, newest 50 of {STORE_TURNS:,}: first (cold) {cold:.0f} ms; then median "
           f"{median:.0f} ms, max {max(warm):.0f} ms over {RUNS} (goal < {GOAL_MS} ms {verdict})")
     print(f"turns page after a turn was added: median {statistics.median(changed):.0f} ms, max "
-          f"{max(changed):.0f} ms over {RUNS} (the list of turns read again)")
+          f"{max(changed):.0f} ms over {RUNS} (its summaries read again)")
     print(f"turns page, older pages 2-{RUNS + 1}: median {statistics.median(older):.0f} ms "
-          f"(each page's turns folded the first time)")
-    print(f"turns page filtered by wire: first {filter_cold:.0f} ms (every turn folded once), "
+          f"(each page read from the summaries)")
+    print(f"turns page filtered by wire: first {filter_cold:.0f} ms (a count and a page), "
           f"then median {statistics.median(filtered):.0f} ms")
     print(f"turn page (12 events): median {statistics.median(turn):.1f} ms")
 

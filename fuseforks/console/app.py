@@ -94,7 +94,7 @@ class Console:
                 stop=_choice(args, "stop", _STOPS),
                 conversation=args.get("conversation") or None,
                 since=self._moment(args, "since"), until=self._moment(args, "until"))
-            listing = page(self.record.summaries(reader), where, _page_number(args.get("page")))
+            listing = page(reader, where, _page_number(args.get("page")))
             return {"listing": listing, "args": args, "wires": _LISTED_WIRES, "stops": _STOPS}
 
         return await self._page("turns.html", build, args=args)

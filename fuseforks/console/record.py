@@ -10,8 +10,8 @@ Every page reads through a `Reader` — the public reading methods of a store (`
 - a PostgreSQL database is opened once, read-only, and shared: each query sees what is committed.
 - a JSON Lines stream is read whole, and read again when the file changes (its size or time).
 
-Listing a large store's turns (and their summaries) is the dearest read of a page, and a page asks
-for it every second while it follows the record. So the list is kept and asked again only when
+Listing a large store's turns is the dearest read of a page, and a page asks for it every second
+while it follows the record. So the list is kept and asked again only when
 the files may hold something new: an SQLite store's file or its write-ahead log changed size or
 time, or a stream's file did. A database gives no such sign; its list is read each time.
 """
@@ -23,7 +23,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from fuseforks.projections.summary import TurnSummary
 from fuseforks.stores.open import is_sqlite_file, open_record, open_store
 from fuseforks.stores.postgres_sql import DatabaseUrl
 from fuseforks.stores.store import Record as Reader
@@ -47,7 +46,6 @@ class Record:
         self._database: Reader | None = None
         self._stream: tuple[Stamp, Reader] | None = None
         self._listed: tuple[Stamp, list[TurnInfo]] | None = None
-        self._summed: tuple[Stamp, list[TurnSummary]] | None = None
         if isinstance(location, DatabaseUrl):
             self._database = open_store(location, read_only=True)
             self._file_kind = "database"
@@ -80,19 +78,6 @@ class Record:
             with self._lock:
                 self._listed = (stamp, infos)
         return infos
-
-    def summaries(self, reader: Reader) -> list[TurnSummary]:
-        """`reader.summaries()` (the read model's), or the ones read last time when the files
-        have not changed since."""
-        stamp = self._stamp()
-        with self._lock:
-            if stamp is not None and self._summed is not None and self._summed[0] == stamp:
-                return self._summed[1]
-        summaries = reader.summaries()
-        if stamp is not None:
-            with self._lock:
-                self._summed = (stamp, summaries)
-        return summaries
 
     def _stamp(self) -> Stamp | None:
         """What changes when the record's files do; None for a database."""

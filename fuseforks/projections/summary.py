@@ -37,6 +37,7 @@ from fuseforks.events.types import (
     TurnStarted,
     TurnTakenOver,
 )
+from fuseforks.projections.audit import at_key
 from fuseforks.projections.deliveries import Deliveries, TurnStop, evolve_deliveries
 
 
@@ -161,6 +162,34 @@ def turn_summary(envelopes: Sequence[Envelope]) -> TurnSummary:
     for envelope in envelopes:
         state = evolve_summary(state, envelope)
     return summary_of(state)
+
+
+class SummaryFilter(msgspec.Struct, frozen=True, kw_only=True):
+    """Which turns a list shows; a field left None matches every turn. `since` and `until` are
+    `since_key`s (`fuseforks.projections.audit`): a turn started at or after `since` and before
+    `until`; `conversation` is a conversation id or the beginning of one."""
+
+    wire: str | None = None
+    model: str | None = None
+    stop: str | None = None
+    conversation: str | None = None
+    since: str | None = None
+    until: str | None = None
+
+    def keeps(self, summary: TurnSummary) -> bool:
+        if self.since is not None or self.until is not None:
+            at = at_key(summary.started)
+            if at is None or (self.since is not None and at < self.since) or (
+                    self.until is not None and at >= self.until):
+                return False
+        return ((self.wire is None or summary.wire == self.wire)
+                and (self.model is None or summary.model == self.model)
+                and (self.stop is None or summary.stop == self.stop)
+                and (self.conversation is None
+                     or summary.conversation.startswith(self.conversation)))
+
+
+EVERY_TURN = SummaryFilter()
 
 
 USAGE_FIELDS = ("responses", "input_tokens", "output_tokens", "cache_read_tokens",

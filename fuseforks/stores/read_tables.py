@@ -30,7 +30,7 @@ from fuseforks.projections.deliveries import (
     RequestOutcome,
 )
 from fuseforks.projections.read_model import DigestTurn, ReadRows
-from fuseforks.projections.summary import TurnSummary
+from fuseforks.projections.summary import SummaryFilter, TurnSummary
 from fuseforks.stores.dialect import Dialect
 
 
@@ -192,3 +192,41 @@ def digests_with_prefix(prefix: str, dialect: Dialect) -> tuple[str, list[str]]:
     m = dialect.mark
     return (f"SELECT DISTINCT digest FROM image_index WHERE digest >= {m} AND digest < {m} "
             "ORDER BY digest", [prefix, prefix + "g"])
+
+
+def summaries_where(where: SummaryFilter, dialect: Dialect) -> tuple[str, list[str]]:
+    """The condition on `turn_summaries` that `SummaryFilter.keeps` states. Times compare as UTC
+    instants where the store reads them so (SQLite's `strftime`); elsewhere as the clock writes
+    every start, `YYYY-MM-DDTHH:MM:SS.mmmZ`, which is a `since_key`'s own form."""
+    m = dialect.mark
+    clauses, params = [], []
+    for column, value in (("wire", where.wire), ("model", where.model), ("stop", where.stop)):
+        if value is not None:
+            clauses.append(f"{column} = {m}")
+            params.append(value)
+    if where.conversation is not None:
+        clauses.append(f"substr(conversation, 1, {len(where.conversation)}) = {m}")
+        params.append(where.conversation)
+    started = f"strftime('{AT_KEY_FORMAT}', started)" if dialect.since_in_sql else "started"
+    for op, value in ((">=", where.since), ("<", where.until)):
+        if value is not None:
+            clauses.append(f"{started} {op} {m}")
+            params.append(value)
+    return " AND ".join(clauses), params
+
+
+def summaries_page(where: SummaryFilter, dialect: Dialect, *, newest_first: bool, offset: int,
+                   limit: int | None) -> tuple[str, list[Any]]:
+    table = BY_NAME["turn_summaries"]
+    clause, params = summaries_where(where, dialect)
+    order = " DESC".join(("started", ", turn_id", "")) if newest_first else "started, turn_id"
+    page = f" LIMIT {int(limit)} OFFSET {int(offset)}" if limit is not None else (
+        f" LIMIT -1 OFFSET {int(offset)}" if offset and dialect.mark == "?" else
+        f" OFFSET {int(offset)}" if offset else "")
+    return (f"SELECT {', '.join(table.columns)} FROM {table.name}"
+            f"{' WHERE ' + clause if clause else ''} ORDER BY {order}{page}", params)
+
+
+def summaries_count(where: SummaryFilter, dialect: Dialect) -> tuple[str, list[Any]]:
+    clause, params = summaries_where(where, dialect)
+    return f"SELECT count(*) FROM turn_summaries{' WHERE ' + clause if clause else ''}", params

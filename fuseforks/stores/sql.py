@@ -25,7 +25,7 @@ from fuseforks.projections import read_model
 from fuseforks.projections.audit import AuditFilter, AuditRows, OriginRow
 from fuseforks.projections.deliveries import ClientDeliveryRow, DeliveryRow
 from fuseforks.projections.read_model import ReadRows, read_rows
-from fuseforks.projections.summary import TurnSummary
+from fuseforks.projections.summary import EVERY_TURN, SummaryFilter, TurnSummary
 from fuseforks.stores import read_tables
 from fuseforks.stores.dialect import Dialect
 from fuseforks.stores.rows import envelopes, guarded_bodies, turn_envelopes
@@ -215,11 +215,22 @@ class SqlStore(EventStore, ABC):
                 if self.layout_version >= self.newest else [])
         self.rows_version = int(rows[0][0]) if rows else 0
 
-    def summaries(self) -> list[TurnSummary]:
+    def summaries(self, where: SummaryFilter = EVERY_TURN, *, newest_first: bool = False,
+                  offset: int = 0, limit: int | None = None) -> list[TurnSummary]:
+        """A page of the summaries in SQL: a store of many turns lists one page in the time one
+        page takes."""
         if not self._rows_current:
-            return super().summaries()
-        return self._table(read_tables.BY_NAME["turn_summaries"],
-                           read_tables.select(read_tables.BY_NAME["turn_summaries"]), [])
+            return super().summaries(where, newest_first=newest_first, offset=offset,
+                                     limit=limit)
+        sql, params = read_tables.summaries_page(where, self.dialect, newest_first=newest_first,
+                                                 offset=offset, limit=limit)
+        return self._table(read_tables.BY_NAME["turn_summaries"], sql, params)
+
+    def count_summaries(self, where: SummaryFilter = EVERY_TURN) -> int:
+        if not self._rows_current:
+            return super().count_summaries(where)
+        sql, params = read_tables.summaries_count(where, self.dialect)
+        return int(self._fetch("list turns", sql, params)[0][0])
 
     def audit(self, where: AuditFilter) -> AuditRows:
         if not self._rows_current:

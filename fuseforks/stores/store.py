@@ -48,7 +48,7 @@ from fuseforks.projections.audit import (
     select,
 )
 from fuseforks.projections.read_model import read_rows
-from fuseforks.projections.summary import TurnSummary
+from fuseforks.projections.summary import EVERY_TURN, SummaryFilter, TurnSummary
 
 
 class TurnInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -149,10 +149,17 @@ class Record(_Closing, ABC):
         found = [e for e in self.everything() if e.kind in wanted]
         return sorted(found, key=lambda e: (e.at, e.turn_id, e.seq))
 
-    def summaries(self) -> list[TurnSummary]:
-        """Every turn's summary (the read model's), oldest first (by start, then id)."""
-        return sorted(read_rows(self.everything()).summaries,
-                      key=lambda s: (s.started, s.turn_id))
+    def summaries(self, where: SummaryFilter = EVERY_TURN, *, newest_first: bool = False,
+                  offset: int = 0, limit: int | None = None) -> list[TurnSummary]:
+        """The summaries (the read model's) of the turns `where` keeps, oldest first (by start,
+        then id) or newest first, from `offset`, at most `limit`."""
+        found = sorted((s for s in read_rows(self.everything()).summaries if where.keeps(s)),
+                       key=lambda s: (s.started, s.turn_id), reverse=newest_first)
+        return found[offset:None if limit is None else offset + limit]
+
+    def count_summaries(self, where: SummaryFilter = EVERY_TURN) -> int:
+        """How many turns `where` keeps."""
+        return len(self.summaries(where))
 
     def audit(self, where: AuditFilter) -> AuditRows:
         """The origins of `where.digest` (none without one) and the deliveries `where` selects,

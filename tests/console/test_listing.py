@@ -1,6 +1,6 @@
 """The turns page and the record it reads, without a browser: summaries a page at a time, newest
-first, the filters keep what they say, and a store's turns and summaries are read again exactly
-when its files change."""
+first, the filters keep what they say — in SQL as in the fold —, and a stream is read again
+exactly when its file changes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from fuseforks.console.listing import TurnFilter, page
 from fuseforks.console.record import Record
 from fuseforks.events.codec import Envelope
 from fuseforks.projections.audit import AuditFilter
-from fuseforks.projections.summary import TurnSummary
 from fuseforks.stores.jsonl import group_turns
 from fuseforks.stores.memory import MemoryStore
 from fuseforks.stores.sqlite import SqliteStore
@@ -24,28 +23,28 @@ def turns(count: int) -> list[Envelope]:
         wire="gemini" if n % 3 == 0 else "anthropic", ended=n != 4)]
 
 
-def summaries(envelopes: list[Envelope]) -> list[TurnSummary]:
+def memory(envelopes: list[Envelope]) -> MemoryStore:
     store = MemoryStore()
     for turn in group_turns(envelopes).values():
         store.append(turn)
-    return store.summaries()
+    return store
 
 
 def test_a_page_lists_the_newest_first_a_page_at_a_time() -> None:
-    listed = summaries(turns(7))
+    listed = memory(turns(7))
     first = page(listed, TurnFilter(), 1, size=3)
     assert [s.turn_id for s in first.rows] == ["t06", "t05", "t04"]
     assert (first.matching, first.stored, first.page, first.pages) == (7, 7, 1, 3)
     last = page(listed, TurnFilter(), 9, size=3)
     assert ([s.turn_id for s in last.rows], last.page) == (["t00"], 3)
-    grown = summaries([*turns(7), *camera_turn("t04", [digest(4)],
-                                                start="2026-11-30T08:04:00.000Z")[10:]])
+    grown = memory([*turns(7), *camera_turn("t04", [digest(4)],
+                                            start="2026-11-30T08:04:00.000Z")[10:]])
     row = page(grown, TurnFilter(), 1, size=3).rows[2]
     assert (row.turn_id, row.stop, row.events) == ("t04", "answered", 11)
 
 
 def test_a_filter_keeps_what_it_says() -> None:
-    listed = summaries(turns(7))
+    listed = memory(turns(7))
     gemini = page(listed, TurnFilter(wire="gemini"))
     assert [s.turn_id for s in gemini.rows] == ["t06", "t03", "t00"]
     assert (gemini.matching, gemini.stored) == (3, 7)
@@ -54,39 +53,27 @@ def test_a_filter_keeps_what_it_says() -> None:
 
 
 def test_since_and_until_bound_the_start() -> None:
-    listing = page(summaries(turns(7)), TurnFilter(since="2026-11-30T08:02:00.000Z",
-                                                   until="2026-11-30T08:05:00.000Z"))
+    listing = page(memory(turns(7)), TurnFilter(since="2026-11-30T08:02:00.000Z",
+                                                until="2026-11-30T08:05:00.000Z"))
     assert [s.turn_id for s in listing.rows] == ["t04", "t03", "t02"]
 
 
-def test_a_stores_summaries_are_read_again_when_its_files_change(tmp_path: Path) -> None:
-    path = tmp_path / "store.db"
-    with SqliteStore(path) as store:
-        store.append(camera_turn("t1", [digest(1)]))
-    record = Record(path)
-    calls = []
+FILTERS = [TurnFilter(), TurnFilter(wire="gemini"), TurnFilter(stop="cut"),
+           TurnFilter(model="claude-sonnet-5-5", since="2026-11-30T08:02:00.000Z"),
+           TurnFilter(until="2026-11-30T08:03:00.000Z"), TurnFilter(conversation="")]
 
-    class Summing:
-        def __init__(self, store: SqliteStore) -> None:
-            self.store = store
 
-        def summaries(self) -> list[TurnSummary]:
-            calls.append(1)
-            return self.store.summaries()
-
-    try:
-        with record.reading() as reader:
-            assert isinstance(reader, SqliteStore)
-            first = record.summaries(Summing(reader))  # type: ignore[arg-type]
-            assert record.summaries(Summing(reader)) is first  # type: ignore[arg-type]
-        assert (calls, [s.turn_id for s in first]) == ([1], ["t1"])
-        with SqliteStore(path) as writer:
-            writer.append(camera_turn("t2", [digest(2)], start="2026-11-30T09:00:00.000Z"))
-        with record.reading() as reader:
-            again = record.summaries(Summing(reader))  # type: ignore[arg-type]
-        assert ([s.turn_id for s in again], calls) == (["t1", "t2"], [1, 1])
-    finally:
-        record.close()
+def test_an_sql_store_pages_its_summaries_as_the_fold_does(tmp_path: Path) -> None:
+    envelopes = turns(9)
+    with SqliteStore(tmp_path / "s.db") as store:
+        for turn in group_turns(envelopes).values():
+            store.append(turn)
+        folded = memory(envelopes)
+        for where in FILTERS:
+            for number in (1, 2, 3, 4):
+                assert page(store, where, number, size=2) == page(folded, where, number, size=2)
+        assert store.summaries(newest_first=True, offset=7) == folded.summaries(
+            newest_first=True, offset=7)
 
 
 def test_a_stores_turn_list_is_read_again_when_its_files_change(tmp_path: Path) -> None:
