@@ -413,22 +413,11 @@ class PostgresStore(SqlStore, OrderedStore):
             connection = self._opening or stack.enter_context(self.database.connect())
             with self._translate("rebuild the read model"), connection.transaction():
                 connection.execute(f"LOCK TABLE {sql.EVENTS} IN SHARE MODE")
-                turn_ids = [turn for (turn,) in connection.execute(
-                    f"SELECT DISTINCT turn_id FROM {sql.EVENTS}").fetchall()]
-                rows = self.fold_stored(turn_ids, lambda turn_id: turn_envelopes(
-                    turn_id, connection.execute(sql.READ, [turn_id, 0]).fetchall()))
-                for table in read_tables.TABLES:
-                    connection.execute(f"DELETE FROM {table.name}")
-                    values = read_tables.values(table, rows)
-                    if values:
-                        with connection.cursor() as cursor:
-                            cursor.executemany(read_tables.upsert(table, POSTGRES), values)
-                connection.execute(
-                    f"INSERT INTO {sql.META} (key, value) VALUES ('read_model_version', %s) "
-                    "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                    [str(read_model.READ_MODEL_VERSION)])
+                turns = self._rebuild_in(connection.execute,
+                                         lambda statement, values: connection.cursor()
+                                         .executemany(statement, values))
         self._rows.clear()
-        return len(turn_ids)
+        return turns
 
     def _raced(self, batch: list[Envelope]) -> None:
         """Another writer committed the same seqs between our tail check and our insert."""

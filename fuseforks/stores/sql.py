@@ -24,7 +24,7 @@ from fuseforks.events.codec import SCHEMA_VERSION, Envelope, stored_kinds
 from fuseforks.projections import read_model
 from fuseforks.projections.audit import AuditFilter, AuditRows, OriginRow
 from fuseforks.projections.deliveries import ClientDeliveryRow, DeliveryRow
-from fuseforks.projections.read_model import ReadRows, read_rows
+from fuseforks.projections.read_model import read_rows
 from fuseforks.projections.summary import EVERY_TURN, SummaryFilter, TurnSummary
 from fuseforks.stores import read_tables
 from fuseforks.stores.dialect import Dialect
@@ -112,7 +112,7 @@ class SqlStore(EventStore, ABC):
     @abstractmethod
     def _replace_rows(self) -> int:
         """In one transaction, against concurrent writers: every row of the read model's tables
-        replaced by the fold of every stored turn (`fold_stored`), and `READ_MODEL_VERSION`
+        replaced by the fold of every stored turn (`_rebuild_in`), and `READ_MODEL_VERSION`
         stamped as the version they were written by. Returns the turns folded."""
 
     def rebuild_rows(self) -> int:
@@ -124,11 +124,25 @@ class SqlStore(EventStore, ABC):
         self.rows_version = read_model.READ_MODEL_VERSION
         return turns
 
-    @staticmethod
-    def fold_stored(turn_ids: Sequence[str],
-                    read_turn: Callable[[str], list[Envelope]]) -> ReadRows:
-        """Every row of the read model, folded from the stored turns, one turn at a time."""
-        return read_rows(e for turn_id in turn_ids for e in read_turn(turn_id))
+    def _rebuild_in(self, execute: Callable[[str, Sequence[Any]], Any],
+                    executemany: Callable[[str, list[Any]], Any]) -> int:
+        """The rebuild on one connection, in the transaction the store opened for it: every
+        stored turn folded, one turn at a time, the tables' rows replaced, the version stamped.
+        Returns the turns folded."""
+        m = self.dialect.mark
+        turn_ids = [turn for (turn,) in execute(f"SELECT DISTINCT turn_id FROM {EVENTS}",
+                                                []).fetchall()]
+        rows = read_rows(e for turn_id in turn_ids for e in turn_envelopes(
+            turn_id, execute(self.dialect.read, [turn_id, 0]).fetchall()))
+        for table in read_tables.TABLES:
+            execute(f"DELETE FROM {table.name}", [])
+            values = read_tables.values(table, rows)
+            if values:
+                executemany(read_tables.upsert(table, self.dialect), values)
+        execute(f"INSERT INTO {META} (key, value) VALUES ('read_model_version', {m}) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [str(read_model.READ_MODEL_VERSION)])
+        return len(turn_ids)
 
     def _layout(self, tables: Sequence[str]) -> int:
         """The layout version of a database that has tables, or a one-line refusal: someone

@@ -384,19 +384,9 @@ class SqliteStore(SqlStore):
     def _replace_rows(self) -> int:
         connection = self.db.conn
         with self._lock, self._translate("rebuild the read model"), self._write(connection):
-            turn_ids = [turn for (turn,) in connection.execute(
-                f"SELECT DISTINCT turn_id FROM {EVENTS}").fetchall()]
-            rows = self.fold_stored(turn_ids, lambda turn_id: turn_envelopes(
-                turn_id, connection.execute(SQLITE.read, [turn_id, 0]).fetchall()))
-            for table in read_tables.TABLES:
-                connection.execute(f"DELETE FROM {table.name}")
-            _write_rows(connection, rows)
-            connection.execute(
-                f"INSERT INTO {META}(key, value) VALUES ('read_model_version', ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                [str(read_model.READ_MODEL_VERSION)])
-            self._rows.clear()
-        return len(turn_ids)
+            turns = self._rebuild_in(connection.execute, connection.executemany)
+        self._rows.clear()
+        return turns
 
     def _checkpoint(self) -> None:
         """Copy the write-ahead log into the main file, before this thread's own commit: that
