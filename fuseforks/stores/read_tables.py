@@ -121,8 +121,8 @@ def upsert(table: TableSpec, dialect: Dialect) -> str:
 
 def values(table: TableSpec, rows: ReadRows) -> list[tuple[Any, ...]]:
     """The parameters of `upsert` for each of the table's rows in `rows`."""
-    columns = table.columns
-    return [tuple(getattr(row, c) for c in columns) for row in getattr(rows, table.field)]
+    astuple = msgspec.structs.astuple  # the columns are the row type's fields, in order
+    return [astuple(row) for row in getattr(rows, table.field)]
 
 
 def select(table: TableSpec, where: str = "") -> str:
