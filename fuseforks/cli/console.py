@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from fuseforks.cli.sources import SOURCE, Location
+from fuseforks.cli.sources import SOURCE, Location, warn
 from fuseforks.core.errors import FuseforksError
 
 
@@ -68,6 +68,9 @@ def console(source: Location, host: str, port: int, token_file: Path | None) -> 
         raise click.ClickException(str(error)) from None
     except OSError as error:
         raise click.ClickException(f"{source}: cannot read it ({error.strerror})") from None
+    with record.reading() as reader:
+        for notice in reader.notices():
+            warn(notice)
     try:
         try:
             sock = bind(host, port)

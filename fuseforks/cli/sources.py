@@ -66,14 +66,22 @@ STORE = SourceType(exists=False, name="store")
 
 @contextmanager
 def open_source(path: Location) -> Iterator[Record]:
-    """A store or stream for reading; anything fuseforks cannot read is a one-line error."""
+    """A store or stream for reading; anything fuseforks cannot read is a one-line error, and
+    what a reader must be told about the record (a stream's cut last line) a warning."""
     try:
         with open_record(path) as record:
+            for notice in record.notices():
+                warn(notice)
             yield record
     except FuseforksError as error:
         raise click.ClickException(str(error)) from error
     except OSError as error:
         raise click.ClickException(f"{path}: cannot read it ({error.strerror})") from error
+
+
+def warn(text: str) -> None:
+    """One line on stderr about something a command went on after."""
+    click.echo(f"warning: {text}", err=True)
 
 
 def chosen_turns(record: Record, given: str | None = None) -> dict[str, list[Envelope]]:

@@ -25,6 +25,7 @@ from fuseforks.cli.sources import (
     chosen_turns,
     is_store_file,
     open_source,
+    warn,
 )
 from fuseforks.core.errors import FuseforksError
 from fuseforks.events.codec import Envelope
@@ -115,7 +116,7 @@ def import_(stream: Path, db: Location) -> None:
             f"{stream}: an SQLite store, not a JSON Lines stream; to copy its turns, export them "
             f"first: fuseforks export {stream} -o turns.jsonl")
     try:
-        turns = group_turns(read_stream(stream))
+        turns = group_turns(read_stream(stream, on_cut=warn))
     except FuseforksError as error:
         raise click.ClickException(str(error)) from error
     if not turns:

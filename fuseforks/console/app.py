@@ -153,6 +153,7 @@ class Console:
             try:
                 with self.record.reading() as reader:
                     context = build(reader)
+                    notices = reader.notices()
             except Refused as refused:
                 return self._message(refused.status, str(refused), template, args)
             except (FuseforksError, OSError) as error:
@@ -161,7 +162,7 @@ class Console:
                 return self._message(503, reason, template, args)
             if isinstance(context, str):
                 return RedirectResponse(context, status_code=302)
-            return HTMLResponse(self._render(template, context))
+            return HTMLResponse(self._render(template, {**context, "notices": notices}))
 
         return await anyio.to_thread.run_sync(render)
 

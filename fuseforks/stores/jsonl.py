@@ -1,13 +1,15 @@
 """JSON Lines streams: one envelope per line — the portable form of a turn (export, import, replays/).
 
 Reading is strict about position: a line that cannot be decoded is reported with the file and line
-number, and a truncated last line (a writer interrupted mid-line) is named as such rather than being
-silently skipped.
+number. A last line cut short — a writer interrupted mid-line, the commonest damage a stream takes —
+is named as such: a reader that can go on with the whole lines before it (every command that reads
+turns) is told in one sentence and reads them, the cut turn ending where its record ends; anywhere
+else it is an error. Never silently skipped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Literal
 
@@ -28,7 +30,18 @@ def write_stream(envelopes: Iterable[Envelope], out: IO[bytes]) -> int:
     return count
 
 
-def read_stream(path: str | Path) -> list[Envelope]:
+OnCut = Callable[[str], None]
+"""Hears, in one sentence, that a stream's last line was cut short and left out."""
+
+
+def cut_last_line(path: Path, number: int, events: int) -> str:
+    return (f"{path}:{number}: the last line is cut short (its writer stopped mid-line) and is "
+            f"left out; the {events:,} event{'s' if events != 1 else ''} before it are read")
+
+
+def read_stream(path: str | Path, on_cut: OnCut | None = None) -> list[Envelope]:
+    """The stream's envelopes, in order. A last line cut short is an error, unless `on_cut` is
+    given: it then hears why the line was left out, and the whole lines are returned."""
     path = Path(path)
     data = path.read_bytes()
     if data.strip() and not data.lstrip().startswith(b"{"):
@@ -45,6 +58,9 @@ def read_stream(path: str | Path) -> list[Envelope]:
             envelopes.append(decode_envelope(line, contexts))
         except (msgspec.DecodeError, msgspec.ValidationError, FuseforksError) as error:
             last = number == len(lines) and not complete
+            if last and on_cut is not None:
+                on_cut(cut_last_line(path, number, len(envelopes)))
+                break
             what = "truncated last line" if last else "unreadable line"
             raise StreamFormatError(f"{path}:{number}: {what}: {error}") from error
     return envelopes

@@ -112,7 +112,12 @@ class TurnLog(_Closing, ABC):
 
 class Record(_Closing, ABC):
     """Recorded turns, for reading. The audit is the fold of `fuseforks.projections.audit` over
-    every turn unless a store answers it faster (SQL views and an image index)."""
+    every turn unless a store answers it from the read model's tables."""
+
+    def notices(self) -> list[str]:
+        """What a reader of this record must be told about it, one sentence each (a stream
+        whose last line was cut short). Nothing, for a store."""
+        return []
 
     @abstractmethod
     def read(self, turn_id: str, after: int = 0) -> list[Envelope]:

@@ -3,7 +3,8 @@
 A stream is the portable form of turns (`fuseforks export`, `replays/`); the commands that read
 turns take one wherever they take a store. It implements the reader tier only
 (`fuseforks.stores.store.Record`): its audit, conversations and events of kinds are the
-contract's folds over its turns. It is not a turn log: an append is refused, and
+contract's folds over its turns. A last line cut short (a writer stopped mid-line) is left out
+and said in `notices`: its turn reads as far as its record goes. It is not a turn log: an append is refused, and
 `fuseforks import` is the way to add a stream's turns to a store.
 """
 
@@ -24,7 +25,12 @@ class StreamRecord(Record):
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.name = str(self.path)
-        self._turns = group_turns(read_stream(self.path))
+        self._notices: list[str] = []
+        self._turns = group_turns(read_stream(self.path, on_cut=self._notices.append))
+
+    def notices(self) -> list[str]:
+        """A last line cut short, said once: the turns are read as far as the whole lines go."""
+        return list(self._notices)
 
     def read(self, turn_id: str, after: int = 0) -> list[Envelope]:
         return [e for e in self._turns.get(turn_id, []) if e.seq > after]

@@ -35,7 +35,6 @@ class Files:
     folder: Path
     stream: Path
     store: Path
-    truncated: Path
     photo: Path
     damaged: Path
 
@@ -51,7 +50,6 @@ def files(tmp_path: Path) -> Files:
         for name in ("p4-anthropic", "p4-gemini"):
             import_stream(opened, REPLAYS / f"{name}.jsonl")
     lines = stream.read_bytes().splitlines(keepends=True)
-    (tmp_path / "truncated.jsonl").write_bytes(b"".join(lines[:3]) + lines[3][:40])
     (tmp_path / "damaged.jsonl").write_bytes(b"".join(lines[:5] + lines[6:]))
     (tmp_path / "photo.jpg").write_bytes(b"\xff\xd8\xff\xe0" + bytes(200))
     os.mkfifo(tmp_path / "pipe")
@@ -60,7 +58,7 @@ def files(tmp_path: Path) -> Files:
     return Files(root=tmp_path, missing=tmp_path / "missing.db", notes=tmp_path / "notes.db",
                  other=foreign_database(tmp_path / "other-app.db"),
                  newer=newer_store(tmp_path / "newer.db"), folder=tmp_path / "folder",
-                 stream=stream, store=store, truncated=tmp_path / "truncated.jsonl",
+                 stream=stream, store=store,
                  photo=tmp_path / "photo.jpg", damaged=tmp_path / "damaged.jsonl")
 
 
@@ -137,11 +135,6 @@ def not_a_record(path: Path) -> str:
     kind = "a JPEG image" if path.suffix == ".jpg" else "text"
     return (f"Error: {path}: {kind}, neither a fuseforks store (an SQLite database) nor an event "
             "stream (JSON Lines)")
-
-
-def truncated(path: Path) -> Line:
-    """The decoder's reason follows fuseforks' line number and verdict."""
-    return Line(f"Error: {path}:4: truncated last line")
 
 
 def not_json(path: Path) -> Line:
@@ -226,8 +219,6 @@ CASES: dict[str, Case] = {
                            lambda f: foreign(f.other)),
     "replay newer": Case("replay", lambda f: ["replay", str(f.newer)], 1,
                          lambda f: newer(f.newer)),
-    "replay truncated": Case("replay", lambda f: ["replay", str(f.truncated)], 1,
-                             lambda f: truncated(f.truncated)),
     "replay unknown turn": Case(
         "replay", lambda f: ["replay", str(f.store), "--turn", "nope"], 1,
         lambda f: f"Error: {f.store}: no turn 'nope' (fuseforks turns {f.store} lists them)"),
@@ -308,8 +299,6 @@ CASES: dict[str, Case] = {
                           lambda f: missing_file("audit", "SOURCE", f.missing)),
     "audit foreign": Case("audit", lambda f: ["audit", str(f.other)], 1,
                           lambda f: foreign(f.other)),
-    "audit truncated": Case("audit", lambda f: ["audit", str(f.truncated)], 1,
-                            lambda f: truncated(f.truncated)),
     "audit since yesterday": Case(
         "audit", lambda f: ["audit", str(f.store), "--since", "yesterday"], 2,
         lambda f: bad_value("audit", "--since", "'yesterday' is neither an ISO-8601 time "
@@ -353,9 +342,6 @@ CASES: dict[str, Case] = {
     "import notes": Case(
         "import", lambda f: ["import", str(f.notes), "--db", str(f.root / "new.db")], 1,
         lambda f: not_a_stream(f.notes)),
-    "import truncated": Case(
-        "import", lambda f: ["import", str(f.truncated), "--db", str(f.root / "new.db")], 1,
-        lambda f: truncated(f.truncated)),
     "import into notes": Case("import", lambda f: ["import", str(f.stream), "--db", str(f.notes)],
                               1, lambda f: not_sqlite(f.notes)),
     "import into foreign": Case(
@@ -511,8 +497,6 @@ CASES: dict[str, Case] = {
                             lambda f: foreign(f.other)),
     "console newer": Case("console", lambda f: ["console", str(f.newer)], 1,
                           lambda f: newer(f.newer)),
-    "console truncated": Case("console", lambda f: ["console", str(f.truncated)], 1,
-                              lambda f: truncated(f.truncated)),
     "console unreachable server": Case(
         "console", lambda f: ["console", UNREACHABLE], 1,
         lambda f: REFUSED),
