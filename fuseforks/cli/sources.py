@@ -19,6 +19,7 @@ import click
 
 from fuseforks.core.errors import FuseforksError
 from fuseforks.events.codec import Envelope
+from fuseforks.stores.filesystem import on_read_only_mount, write_refusal
 from fuseforks.stores.open import inspect_store, is_sqlite_file, open_record
 from fuseforks.stores.postgres_sql import DatabaseUrl, is_database_url
 from fuseforks.stores.store import Record
@@ -154,11 +155,12 @@ def check_store_target(path: Location) -> None:
                 raise click.ClickException(f"{path}: a directory, not a store")
             inspect_store(path)
             if not os.access(path, os.W_OK):
-                raise click.ClickException(f"{path}: cannot write the store (permission denied)")
+                raise click.ClickException(f"{path}: cannot write the store ({write_refusal(path)})")
             if not os.access(path.parent, os.W_OK | os.X_OK):
                 raise click.ClickException(
                     f"{path}: cannot write the store: its directory {path.parent} is not "
-                    "writable, and SQLite keeps its write-ahead log beside the store")
+                    f"writable ({write_refusal(path.parent)}), and SQLite keeps its write-ahead "
+                    "log beside the store")
         else:
             _check_new(path, "store")
     except FuseforksError as error:
@@ -175,7 +177,7 @@ def check_file_target(path: Path, what: str) -> None:
             if path.is_dir():
                 raise click.ClickException(f"{path}: a directory, not a {what} file")
             if not os.access(path, os.W_OK):
-                raise click.ClickException(f"{path}: cannot write the {what} (permission denied)")
+                raise click.ClickException(f"{path}: cannot write the {what} ({write_refusal(path)})")
         else:
             _check_new(path, what)
     except OSError as error:
@@ -190,5 +192,5 @@ def _check_new(path: Path, what: str) -> None:
         raise click.ClickException(
             f"{path}: cannot create the {what}: {parent} is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise click.ClickException(
-            f"{path}: cannot create the {what}: directory {parent} is not writable")
+        where = "is on a read-only file system" if on_read_only_mount(parent) else "is not writable"
+        raise click.ClickException(f"{path}: cannot create the {what}: directory {parent} {where}")

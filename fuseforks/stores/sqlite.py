@@ -51,6 +51,7 @@ from fuseforks.projections import read_model
 from fuseforks.projections.read_model import ReadRows
 from fuseforks.stores import read_tables
 from fuseforks.stores.dialect import Dialect
+from fuseforks.stores.filesystem import on_read_only_mount
 from fuseforks.stores.row_cache import Prepared, RowCache
 from fuseforks.stores.rows import guarded_bodies, turn_envelopes
 from fuseforks.stores.sql import EVENTS, META, SqlStore
@@ -213,7 +214,8 @@ class SqliteStore(SqlStore):
             try:
                 return sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
             except sqlite3.Error as error:
-                raise StoreError(f"{self.path}: cannot open the store ({error})") from error
+                why = "read-only file system: " if on_read_only_mount(self.path) else ""
+                raise StoreError(f"{self.path}: cannot open the store ({why}{error})") from error
         try:
             immutable = _in_wal_mode(self.path) and not _has_wal_content(self.path)
             self._stamp = _stamp(self.path) if immutable else None
@@ -313,6 +315,9 @@ class SqliteStore(SqlStore):
                     "user cannot open or create; ask the store's owner to run "
                     f"`sqlite3 {self.path} 'PRAGMA wal_checkpoint(TRUNCATE)'` ({message})"
                 ) from error
+            if not self.read_only and on_read_only_mount(self.path):
+                raise StoreError(f"{self.path}: {doing} failed: the store is on a read-only file "
+                                 f"system ({message})") from error
             raise StoreError(f"{self.path}: {doing} failed: {message}") from error
 
     def _of_kinds_query(self, stored: Sequence[str]) -> tuple[str, list[str]]:
