@@ -18,7 +18,7 @@ Examples:
   fuseforks log fuseforks.db --turn 3f2a
   fuseforks log fuseforks.db --conversation "$CONVERSATION_ID"
   fuseforks log --follow --nats nats://bus:4222""")
-@click.argument("source", type=SOURCE, required=False, metavar="SOURCE")
+@click.argument("source", type=SOURCE, required=False)
 @click.option("--turn", "turn_id", default=None,
               help="Only this turn: its id or a unique prefix of it.")
 @click.option("--conversation", "conversation_id", default=None,

@@ -80,3 +80,16 @@ def test_the_store_and_bus_variables_are_named_where_they_work() -> None:
 def test_log_says_source_is_not_given_with_follow() -> None:
     shown = CliRunner().invoke(main, ["log", "--help"]).output
     assert "With --follow, no SOURCE" in " ".join(shown.split())
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_the_usage_line_brackets_every_argument_a_command_can_do_without(name: str) -> None:
+    command = main.get_command(click.Context(main), name)
+    assert command is not None
+    usage = CliRunner().invoke(main, [name, "--help"]).stdout.splitlines()[0]
+    for argument in (p for p in command.params if isinstance(p, click.Argument)):
+        shown = argument.make_metavar(click.Context(command))
+        if argument.required:
+            assert f" {shown}" in usage and f"[{shown}]" not in usage, usage
+        else:
+            assert shown.startswith("[") and f" {shown}" in usage, usage
