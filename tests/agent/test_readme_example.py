@@ -21,9 +21,14 @@ def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("I see 1 image. image 1: left half red, right half green")
+    first = "I see 1 image. image 1: left half red, right half green."
+    second = "I see 1 image. image 1: left half green, right half blue."
+    assert lines[0] == first
     assert re.fullmatch(r"sent JPEG \d+ B \(native\) from camera__live_view_image", lines[1])
-    assert lines[-1].startswith("tokens: ")
+    assert lines[2] == second  # the camera's next frame: no earlier image is sent again
+    assert re.fullmatch(r"tokens: \d+ in, \d+ out", lines[3])
+    assert lines[4:] == [f"carried: 'Take one live view and describe it.' -> {first!r}",
+                         f"carried: 'Take another one.' -> {second!r}"]
     assert (tmp_path / "example.db").exists() and (tmp_path / "example.log").exists()
 
 
