@@ -18,8 +18,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# setuptools says, as a warning, that an install is editable: information, not a fault.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet -e .
 	touch $@
 
 # Exactly the locked set (no resolving), then fuseforks itself, built with the locked setuptools.

@@ -4,6 +4,7 @@ carries the files the console serves."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -49,3 +50,25 @@ def test_the_wheel_carries_the_consoles_templates_and_files(tmp_path: Path) -> N
     served = {f"fuseforks/console/{p.relative_to(console)}" for folder in ("templates", "static")
               for p in (console / folder).iterdir()}
     assert served and served <= shipped, sorted(served - shipped)
+
+
+_INDEX_NOISE = re.compile(r"WARNING: Location '.*' is ignored: it is neither a file nor a "
+                          r"directory\.")
+"""What pip says of an index folder its configuration names and this machine lacks."""
+
+
+def test_make_demo_installs_fuseforks_without_a_warning(tmp_path: Path) -> None:
+    """The install line `make demo` runs (only fuseforks itself: `--no-deps`) prints nothing."""
+    venv = tmp_path / "venv"
+    made = processes.run(["make", f"VENV={venv}", f"PYTHON={sys.executable}", f"{venv}/bin/python"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr  # the environment as `make demo` makes it
+    planned = processes.run(["make", "-n", f"VENV={venv}", f"{venv}/.installed"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert planned.returncode == 0, planned.stderr
+    (install,) = [line for line in planned.stdout.splitlines() if " pip install " in line]
+    done = processes.run(["sh", "-c", f"{install} --no-deps"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if not _INDEX_NOISE.fullmatch(line)]
+    assert (said, done.stdout) == ([], "")
