@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -74,3 +75,19 @@ def demo(db_path: Location, log_path: Path, record_dir: Path | None, language: L
     except FuseforksError as error:
         raise click.ClickException(str(error)) from error
     print_table(outcomes)
+    click.echo(next_steps(db_path))
+
+
+def next_steps(db_path: Location) -> str:
+    """What to try after the demo, on the store it wrote (its name quoted for the shell)."""
+    from fuseforks.console.server import DEFAULT_PORT
+
+    db = shlex.quote(str(db_path))
+    steps = [(f"fuseforks turns {db}", "one line per turn"),
+             (f"fuseforks audit {db}", "which image went where, and what became of it"),
+             (f"fuseforks replay {db} --verify", "every turn replayed and checked"),
+             (f"fuseforks console {db}",
+              f"the same in a browser, at http://127.0.0.1:{DEFAULT_PORT}/")]
+    width = max(len(command) for command, _ in steps)
+    return "\nNext, look at what was recorded:\n" + "\n".join(
+        f"  {command:<{width}}  # {what}" for command, what in steps)

@@ -3,6 +3,9 @@ store."""
 
 from __future__ import annotations
 
+import shlex
+
+import click
 from click.testing import CliRunner
 
 from fuseforks.cli import main
@@ -65,6 +68,31 @@ def test_demo_reproduces_the_p4_table_and_the_log_reads_back(tmp_path) -> None:
     log = runner.invoke(main, ["log", str(db)])
     assert log.exit_code == 0, log.output
     assert log.output.splitlines() == flat
+
+
+def test_the_demo_ends_with_what_to_try_next_and_each_of_it_works(tmp_path) -> None:
+    db = tmp_path / "my demo.db"
+    runner = CliRunner()
+    demo = runner.invoke(main, ["demo", "--db", str(db), "--log", str(tmp_path / "demo.log")])
+    assert demo.exit_code == 0, demo.output
+    quoted = shlex.quote(str(db))
+    assert demo.stdout.splitlines()[-5:] == [
+        "Next, look at what was recorded:",
+        f"  fuseforks turns {quoted}            # one line per turn",
+        f"  fuseforks audit {quoted}            # which image went where, and what became of it",
+        f"  fuseforks replay {quoted} --verify  # every turn replayed and checked",
+        f"  fuseforks console {quoted}          # the same in a browser, at "
+        "http://127.0.0.1:8470/"]
+    for line in demo.stdout.splitlines()[-4:-1]:
+        words = shlex.split(line.split("  #")[0])
+        assert words[0] == "fuseforks"
+        tried = runner.invoke(main, words[1:])
+        assert tried.exit_code == 0, (words, tried.output)
+        assert len(tried.stdout.splitlines()) >= len(DEMO_SCENARIOS)
+    console = main.get_command(click.Context(main), "console")
+    assert console is not None
+    (port,) = [p.default for p in console.params if p.name == "port"]
+    assert port == 8470
 
 
 def test_log_on_a_file_that_is_not_a_store_is_a_clear_error(tmp_path) -> None:
