@@ -29,7 +29,7 @@ import msgspec
 
 from fuseforks.agent.locks import ConversationLocks
 from fuseforks.agent.progress import Progress, ProgressModel, ProgressTools, progress_line
-from fuseforks.agent.result import TurnResult, turn_result
+from fuseforks.agent.result import TurnResult, not_started_result, turn_result
 from fuseforks.agent.secrets import known_secrets
 from fuseforks.agent.settings import AgentSettings
 from fuseforks.agent.stream import TurnStream
@@ -42,8 +42,9 @@ from fuseforks.core.names import (
     WireName,
     parse_wire,
 )
+from fuseforks.engine.not_started import record_not_started
 from fuseforks.engine.resume import resume
-from fuseforks.engine.turn import Turn, TurnOutcome, TurnSpec
+from fuseforks.engine.turn import Turn, TurnOutcome, TurnSpec, new_turn_id
 from fuseforks.events.codec import Envelope
 from fuseforks.events.secrets import Secrets
 from fuseforks.events.sequencer import Clock
@@ -220,8 +221,7 @@ class Agent(anyio.AsyncContextManagerMixin):
         self._bus: Bus | None = None
         self._tools: HubTools | None = None
         self._live: LiveModel | None = None
-        self.start_faults: dict[str, str] = {}
-        """MCP servers that did not start, and why (the agent runs without their tools)."""
+        self._hub: ToolHub | None = None
 
     @asynccontextmanager
     async def __asynccontextmanager__(self) -> AsyncIterator[Agent]:
@@ -255,7 +255,7 @@ class Agent(anyio.AsyncContextManagerMixin):
                     self._servers, start_timeout=self.settings.mcp_start_timeout,
                     on_waiting=self._waiting if self._on_progress else None,
                     on_progress=self._tool_progress if self._on_progress else None))
-            self.start_faults = dict(hub.start_faults)
+            self._hub = hub
             self._tools = HubTools(hub)
             self._known = capabilities(
                 await anyio.to_thread.run_sync(store.of_kinds, ["PlacementLearned"]))
@@ -267,7 +267,16 @@ class Agent(anyio.AsyncContextManagerMixin):
             try:
                 yield self
             finally:
-                self._bus = self._tools = self._live = self._store = None
+                self._bus = self._tools = self._live = self._store = self._hub = None
+
+    @property
+    def start_faults(self) -> dict[str, str]:
+        """MCP servers that did not start, and why, the agent's secrets taken out. A turn is not
+        sent while one is down, unless `settings.allow_missing_servers`."""
+        hub = self._hub
+        if hub is None:
+            return {}
+        return {server: self._secrets.text(reason) for server, reason in hub.start_faults.items()}
 
     def conversation(self, conversation_id: str | None = None) -> Conversation:
         """A new conversation, or the one with `conversation_id` (continued from the store)."""
@@ -306,6 +315,8 @@ class Agent(anyio.AsyncContextManagerMixin):
                             servers_down=[ServerDown(server=s, reason=r)
                                           for s, r in self.start_faults.items()],
                             worker=settings.worker)
+            if spec.servers_down and not settings.allow_missing_servers:
+                return await self._not_sent(spec, turn_id)
             model, port = self._ports(live, tools)
             turn = Turn(spec, model, port, publish=bus.publish, turn_id=turn_id, clock=self._clock,
                         on_text=on_text)
@@ -315,6 +326,18 @@ class Agent(anyio.AsyncContextManagerMixin):
             if ended is not None:
                 self._tails.keep(conversation_id, ended)
         return turn_result(outcome, conversation_id)
+
+    async def _not_sent(self, spec: TurnSpec, turn_id: str | None) -> TurnResult:
+        """A turn whose MCP servers did not all start, recorded as not started: nothing is sent
+        to the model, which would be asked to use tools it is not offered."""
+        down = "; ".join(d.reason for d in spec.servers_down)
+        reason = (f"not sent: {down}; turns are sent without a server that did not start only "
+                  "when that is allowed (allow_missing_servers)")
+        batch = await record_not_started(turn_id or new_turn_id(), spec, wire=self.wire,
+                                         model=self.model, reason=reason,
+                                         publish=self._require(self._bus).publish,
+                                         clock=self._clock)
+        return not_started_result(batch, spec.conversation_id)
 
     async def _tail(self, conversation: Conversation) -> ConversationTail:
         """What the conversation's next turn needs of it (called under its lock): nothing for

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 
 from fuseforks.core.canonical import Usage
@@ -9,7 +11,7 @@ from fuseforks.core.media import format_name
 from fuseforks.core.names import Placement, StopReason
 from fuseforks.engine.turn import TurnOutcome
 from fuseforks.events.codec import Envelope
-from fuseforks.events.types import ImageMeta, ImagesNormalized, ResponseReceived
+from fuseforks.events.types import ImageMeta, ImagesNormalized, ResponseReceived, TurnEnded
 from fuseforks.projections.deliveries import delivered, deliveries
 
 
@@ -45,6 +47,15 @@ class TurnResult(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def ok(self) -> bool:
         return not self.error and self.stop != "interrupted"
+
+
+def not_started_result(recorded: Sequence[Envelope], conversation_id: str) -> TurnResult:
+    """The result of a turn recorded as not started: its end's reason, nothing sent."""
+    ended = recorded[-1].event
+    assert isinstance(ended, TurnEnded)
+    return TurnResult(answer="", turn_id=recorded[0].turn_id, conversation_id=conversation_id,
+                      stop=ended.stop, rounds=0, error=ended.error, usage=Usage(), images=[],
+                      events=list(recorded))
 
 
 def turn_result(outcome: TurnOutcome, conversation_id: str) -> TurnResult:

@@ -8,18 +8,13 @@ header values whose names say they are secret (a token, a key, a password — no
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping
 
 from fuseforks.core.names import WireName
 from fuseforks.events.secrets import Secrets
-from fuseforks.mcp.config import HttpServer, ServerConfig, StdioServer
+from fuseforks.mcp.config import ServerConfig, secret_entries
 from fuseforks.wires.base import Endpoint
 from fuseforks.wires.registry import WIRES, get_wire
-
-SECRET_NAME = re.compile(r"key|token|secret|passw|pwd|auth|credential|cookie|session|bearer|"
-                         r"private|signature", re.IGNORECASE)
-"""A configuration entry named like this holds a secret."""
 
 
 def known_secrets(endpoint: Endpoint, servers: Iterable[ServerConfig],
@@ -36,15 +31,5 @@ def known_secrets(endpoint: Endpoint, servers: Iterable[ServerConfig],
     if endpoint.api_key and endpoint.api_key not in named.values():
         named[get_wire(wire).key_envs[0] if wire else "the provider key"] = endpoint.api_key
     for server in servers:
-        entries: Mapping[str, str] = {}
-        if isinstance(server, StdioServer):
-            entries = server.env
-        elif isinstance(server, HttpServer):
-            entries = server.headers
-        for name, value in entries.items():
-            if SECRET_NAME.search(name):
-                named[f"{server.name}.{name}"] = value
-                scheme, _, token = value.partition(" ")
-                if token and scheme.lower() in ("bearer", "basic", "token"):
-                    named[f"{server.name}.{name} token"] = token
+        named.update(secret_entries(server))
     return Secrets(named)

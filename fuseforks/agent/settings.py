@@ -39,6 +39,10 @@ class AgentSettings:
     """How the provider client retries a failed request."""
     mcp_start_timeout: float = DEFAULT_START_TIMEOUT
     """Seconds an MCP server may take to start (a server's own `startTimeout` wins)."""
+    allow_missing_servers: bool = False
+    """Send turns without the tools of a configured MCP server that did not start. By default
+    such a turn is not sent: it is recorded as not started, naming the servers and why, and its
+    result says so — a model asked to use a tool it is not offered answers something else."""
     reprobe_after: timedelta = DEFAULT_REPROBE_AFTER
     """How long a refused native placement is remembered before it is tried again."""
     worker: str = ""

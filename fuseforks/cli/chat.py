@@ -34,6 +34,7 @@ from fuseforks.cli.options import (
     check_conversation,
     stream_option,
 )
+from fuseforks.cli.run import not_sent
 from fuseforks.cli.text_view import TextView
 from fuseforks.core.media import format_name
 from fuseforks.core.texts import texts
@@ -215,12 +216,19 @@ def chat(conversation_id: str | None, no_stream: bool, **options: object) -> Non
     if conversation_id is not None:
         check_conversation(options["db"], conversation_id)  # type: ignore[arg-type]
 
-    async def main() -> None:
+    async def main() -> str | None:
+        """The session; or, when a server did not start and that is not allowed, why not."""
         view = ChatView(None if no_stream else TextView(lambda note: click.echo(f"({note})")))
         async with Agent(subscribers=[view], **kwargs) as agent:
+            if agent.start_faults and not agent.settings.allow_missing_servers:
+                return not_sent(agent.start_faults)
             for server, reason in agent.start_faults.items():
-                click.echo(f"MCP server {server} did not start: {reason}", err=True)
+                click.echo(f"MCP server {server} did not start: {reason} (the conversation "
+                           "goes on without its tools)", err=True)
             await _session(agent, agent.conversation(conversation_id), view)
+        return None
 
-    anyio.run(main)
+    refused = anyio.run(main)
+    if refused is not None:
+        raise click.ClickException(refused)
 

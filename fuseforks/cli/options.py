@@ -35,6 +35,9 @@ _OPTIONS = [
                  default=DEFAULTS.mcp_start_timeout, show_default=True,
                  help="Seconds an MCP server may take to start (a server's own `startTimeout` "
                       "wins)."),
+    click.option("--allow-missing-servers", is_flag=True, default=DEFAULTS.allow_missing_servers,
+                 help="Send turns even when an MCP server of --mcp-config did not start (without "
+                      "its tools); by default such a turn is not sent."),
     click.option("--language", type=click.Choice(LANGUAGES), default=DEFAULTS.language,
                  show_default=True,
                  help="The language of every sentence fuseforks adds for the model."),
@@ -123,7 +126,8 @@ def build_agent_kwargs(options: dict[str, Any]) -> dict[str, Any]:
         "settings": AgentSettings(
             name=options["agent"], language=options["language"], system=options["system"],
             max_rounds=options["max_rounds"], image_cap=options["image_cap"],
-            mcp_start_timeout=options["mcp_start_timeout"]),
+            mcp_start_timeout=options["mcp_start_timeout"],
+            allow_missing_servers=options["allow_missing_servers"]),
     }
 
 

@@ -42,10 +42,17 @@ def first_leaf(error: BaseException) -> BaseException:
 NOT_STARTED = "before the turn started: nothing was sent or recorded"
 
 
+def not_sent(start_faults: dict[str, str]) -> str:
+    """Why a command sends nothing: the servers that did not start, and how to go on without."""
+    return (f"not sent: {'; '.join(start_faults.values())} (--allow-missing-servers sends turns "
+            "without the tools of a server that did not start)")
+
+
 async def _run(kwargs: dict[str, Any], request: str, conversation: str | None,
                stream: bool = True) -> int:
     interrupts = Interrupts()
     result: TurnResult | None = None
+    refused: dict[str, str] = {}
     view = TextView(_progress) if stream else None
     try:
         async with interrupts.watching():
@@ -53,8 +60,11 @@ async def _run(kwargs: dict[str, Any], request: str, conversation: str | None,
                 async with Agent(on_log_line=view.line if view else click.echo,
                                  on_progress=_progress, on_failure=_report_failure,
                                  **kwargs) as agent:
-                    for server, reason in agent.start_faults.items():
-                        _progress(f"MCP server {server} did not start: {reason}")
+                    if not agent.settings.allow_missing_servers:
+                        refused = agent.start_faults  # the turn is recorded as not sent
+                    for server, reason in agent.start_faults.items() if not refused else ():
+                        _progress(f"MCP server {server} did not start: {reason} (the turn goes "
+                                  "on without its tools)")
                     if conversation == "last":
                         conversation = await agent.last_conversation()
                         if conversation is None:
@@ -83,6 +93,9 @@ async def _run(kwargs: dict[str, Any], request: str, conversation: str | None,
         return interrupts.exit_code or 1
     if result.answer and not (view is not None and view.shown(result.answer)):
         click.echo(f"\n{result.answer}")
+    if refused and result.rounds == 0:  # recorded as not started: said with the way out
+        click.echo(f"Error: {not_sent(refused)}", err=True)
+        return 1
     if result.error:
         click.echo(f"turn failed: {result.error}", err=True)
         return 1

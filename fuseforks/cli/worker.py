@@ -60,9 +60,13 @@ Example:
               show_default=True, help="Tool rounds before the closing summary call.")
 @click.option("--image-cap", type=click.IntRange(min=0), default=DEFAULTS.agents.image_cap,
               show_default=True, help="Tool images one request may carry, the newest kept.")
+@click.option("--allow-missing-servers", is_flag=True,
+              default=DEFAULTS.agents.allow_missing_servers,
+              help="Run turns even when an MCP server of --mcp-config did not start (without its "
+                   "tools); by default such turns are recorded as not sent.")
 def worker(db: str, nats_url: str, mcp_config: str | None, concurrency: int,
            base_urls: tuple[str, ...], name: str | None, grace: float, max_agents: int,
-           max_rounds: int, image_cap: int) -> None:
+           max_rounds: int, image_cap: int, allow_missing_servers: bool) -> None:
     """Run turns from the work queue, recording them in a shared PostgreSQL store.
 
     A request is acknowledged when its turn has ended in the store; the turn of a worker that
@@ -75,7 +79,8 @@ def worker(db: str, nats_url: str, mcp_config: str | None, concurrency: int,
             param_hint="--db")
     settings = WorkerSettings(
         concurrency=concurrency, grace=grace, max_agents=max_agents,
-        agents=AgentSettings(max_rounds=max_rounds, image_cap=image_cap))
+        agents=AgentSettings(max_rounds=max_rounds, image_cap=image_cap,
+                             allow_missing_servers=allow_missing_servers))
     running = Worker(db=db, nats=nats_url, mcp=servers, base_urls=parse_base_urls(base_urls),
                      name=name, settings=settings)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import msgspec
+
 from fuseforks.engine.recorder import Publish
 from fuseforks.engine.turn import TurnSpec
 from fuseforks.events.codec import Envelope
@@ -21,19 +23,23 @@ from fuseforks.events.types import TurnEnded, TurnEvent, TurnNotStarted
 
 def not_started(spec: TurnSpec, *, wire: str, model: str, reason: str) -> list[TurnEvent]:
     """The events of a turn that could not start. Every text is as it came, with any media cut
-    out: a request that cannot run must still be recordable."""
+    out: a request that cannot run must still be recordable. The MCP servers that did not start
+    (`spec.servers_down`) are named when they are why."""
     return [
         TurnNotStarted(agent=elide_base64(spec.agent), wire=elide_base64(wire),
                        model=elide_base64(model), language=spec.language,
                        request=elide_base64(spec.request), system=elide_base64(spec.system),
-                       conversation_id=elide_base64(spec.conversation_id)),
+                       conversation_id=elide_base64(spec.conversation_id),
+                       servers_down=[msgspec.structs.replace(d, reason=elide_base64(d.reason))
+                                     for d in spec.servers_down]),
         TurnEnded(rounds=0, stop="error", error=elide_base64(reason)),
     ]
 
 
 def spec_of_not_started(started: TurnNotStarted) -> TurnSpec:
     return TurnSpec(agent=started.agent, request=started.request, language=started.language,
-                    system=started.system, conversation_id=started.conversation_id)
+                    system=started.system, conversation_id=started.conversation_id,
+                    servers_down=list(started.servers_down))
 
 
 def redrive_not_started(recorded: Sequence[Envelope], clock: Clock) -> list[Envelope]:

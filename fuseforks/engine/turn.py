@@ -91,6 +91,11 @@ from fuseforks.projections.turn_state import ToolEntry, TurnState, plan_cap
 SIGNATURE_PIECE = 76
 
 
+def new_turn_id() -> str:
+    """A turn id no other turn has."""
+    return f"turn-{uuid.uuid4().hex}"
+
+
 class TurnSpec(msgspec.Struct, frozen=True, kw_only=True):
     """What the user asked, of which agent, in which village language."""
 
@@ -173,7 +178,7 @@ class Turn:
         self.spec = spec
         self.model = model
         self.tools = tools
-        self.turn_id = turn_id or f"turn-{uuid.uuid4().hex}"
+        self.turn_id = turn_id or new_turn_id()
         continuing = continuing or Continuation()
         self.recorder = Recorder(self.turn_id, clock or SystemClock(), publish, continuing.prefix)
         self._takeovers = Takeovers(self.turn_id, continuing)

@@ -155,7 +155,8 @@ class TurnStarted(Event, frozen=True, kw_only=True):
 
 
 class TurnNotStarted(Event, frozen=True, kw_only=True):
-    """A turn that could not start (a wire no one serves here, no key for it): what was asked,
+    """A turn that could not start (a wire no one serves here, no key for it, an MCP server of
+    its tools that did not start): what was asked,
     as it was asked. `TurnEnded` follows with `stop="error"` and the reason; nothing else is
     recorded — no request was sent and no tool called.
 
@@ -172,6 +173,9 @@ class TurnNotStarted(Event, frozen=True, kw_only=True):
     request: str
     system: str = ""
     conversation_id: str = ""
+    servers_down: list[ServerDown] = msgspec.field(default_factory=list)
+    """Configured MCP servers that did not start, when that is why the turn was not sent (added
+    after schema version 4 by msgspec's additive rules: older records read as before)."""
 
 
 class RoundStarted(Event, frozen=True, kw_only=True):

@@ -63,6 +63,26 @@ class HttpServer(msgspec.Struct, frozen=True, kw_only=True):
 ServerConfig = StdioServer | HttpServer
 
 
+SECRET_NAME = re.compile(r"key|token|secret|passw|pwd|auth|credential|cookie|session|bearer|"
+                         r"private|signature", re.IGNORECASE)
+"""A configuration entry named like this holds a secret."""
+
+
+def secret_entries(server: ServerConfig) -> dict[str, str]:
+    """The server's secrets, each by a name that says where it was configured: the values of its
+    environment entries and HTTP headers named like secrets, and the token of such a header
+    that carries a scheme (`Bearer …`)."""
+    entries = server.env if isinstance(server, StdioServer) else server.headers
+    named: dict[str, str] = {}
+    for name, value in entries.items():
+        if SECRET_NAME.search(name):
+            named[f"{server.name}.{name}"] = value
+            scheme, _, token = value.partition(" ")
+            if token and scheme.lower() in ("bearer", "basic", "token"):
+                named[f"{server.name}.{name} token"] = token
+    return named
+
+
 def tool_prefix(server_name: str) -> str:
     """The prefix of a server's tools (`cam` -> `cam__live_view_image`); provider tool names
     allow only letters, digits, `_` and `-`, so anything else becomes `_`."""

@@ -59,8 +59,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from fuseforks.core.leash import leashed
+from fuseforks.events.secrets import Secrets
 from fuseforks.mcp import faults
-from fuseforks.mcp.config import HttpServer, ServerConfig, StdioServer
+from fuseforks.mcp.config import HttpServer, ServerConfig, StdioServer, secret_entries
 from fuseforks.mcp.sse import sse_client
 
 logger = logging.getLogger("fuseforks.mcp")
@@ -68,6 +69,11 @@ logger = logging.getLogger("fuseforks.mcp")
 DEFAULT_CALL_TIMEOUT = 60.0
 DEFAULT_START_TIMEOUT = 30.0
 """Seconds a server has to start (spawn, handshake, tool list) unless its configuration says."""
+NOT_JSON_RPC_GRACE = 3.0
+"""Seconds a stdio server has to complete its handshake once it wrote a line that is not
+JSON-RPC. A server that prints a banner first (a `console.log` at start, dotenv's "injected env"
+line) answers the handshake at once after it; a program that is no MCP server never does, and
+its start is given up on then rather than at the end of the whole start timeout."""
 # The SDK's streamable HTTP client buffers at most 1 MiB per SSE event by default, and a tool
 # result travels as one event: base64 makes a 750 KB image ~1 MiB. 64 MiB carries four 10 MB PNGs
 # (base64 ~13.4 MB each) and still bounds what a runaway server can make us hold.
@@ -150,7 +156,15 @@ class Connection:
         self._stop: anyio.Event | None = None
         self._done: anyio.Event | None = None
         self._stderr_path: str | None = None
+        self._exit_path: str | None = None
+        """Where the launcher writes how the server's process ended (stdio)."""
         self._garbage_lines = 0
+        self._first_garbage: str | None = None
+        """The first line the server wrote to stdout that is not JSON-RPC, secrets taken out."""
+        self._garbage_grace: float = 0.0
+        self._starting: anyio.CancelScope | None = None
+        """The start's scope while the handshake runs: a line that is not JSON-RPC shortens it."""
+        self._secrets = Secrets(secret_entries(config))
         self.transport: Transport | None = None
         """The transport of the running session: `stdio`, `http` or `sse`."""
         self._refused_status: int | None = None  # a 4xx to a POST of the handshake
@@ -209,7 +223,7 @@ class Connection:
         raised as the `MCPError` it is. `what` names the request in a fault (a tool, a URI)."""
         client = self._client
         if client is None:
-            return CallFault(faults.closed_during_call(self.name, self._stderr()), dead=True)
+            return CallFault(faults.closed_during_call(self.name, self._stderr(), ending=self._ending()), dead=True)
         try:
             return await send(client)
         except MCPError as error:
@@ -218,7 +232,7 @@ class Connection:
                 return CallFault(reason, dead=False, timed_out=True)
             if error.code == CONNECTION_CLOSED:
                 detail = None if error.message == "Connection closed" else error.message
-                reason = faults.closed_during_call(self.name, self._stderr(), detail)
+                reason = faults.closed_during_call(self.name, self._stderr(), detail, self._ending())
                 return CallFault(reason, dead=True)
             raise
         except ValidationError:
@@ -241,15 +255,18 @@ class Connection:
         stop, done = anyio.Event(), anyio.Event()
         self._stop, self._done = stop, done
         self._garbage_lines = 0
+        self._first_garbage = None
         self._changes = None
         started = False
         reason: str | None = None
         try:
             deadline = anyio.current_time() + self.start_timeout
             with anyio.CancelScope(deadline=deadline) as scope:
+                self._starting = scope
                 async with AsyncExitStack() as stack:
                     client = await self._open(stack, transport)
                     self.tools = await self._list_tools(client)
+                    self._starting = None
                     scope.deadline = math.inf
                     self._client = client
                     self.transport = transport
@@ -264,8 +281,11 @@ class Connection:
                         await stop.wait()
                         watching.cancel_scope.cancel()
             if not started and scope.cancelled_caught:
-                stdout_garbage = self._garbage_lines if isinstance(self.config, StdioServer) else 0
-                reason = faults.handshake_timeout(self.name, self.start_timeout, stdout_garbage)
+                if self._first_garbage is not None:
+                    reason = faults.not_speaking_json_rpc(self.name, self._first_garbage,
+                                                          self._garbage_grace)
+                else:
+                    reason = faults.handshake_timeout(self.name, self.start_timeout)
         except Exception as error:
             leaf = _leaf(error)
             if started:
@@ -273,6 +293,7 @@ class Connection:
             else:
                 reason = self._start_fault(leaf)
         finally:
+            self._starting = None
             self._client = None
             self.transport = None
             self._changes = None
@@ -286,8 +307,9 @@ class Connection:
         self._refused_status = None
         if isinstance(config, StdioServer):
             fd, self._stderr_path = tempfile.mkstemp(prefix="fuseforks-mcp-", suffix=".stderr")
+            self._exit_path = f"{self._stderr_path}.exit"
             errlog = stack.enter_context(os.fdopen(fd, "w", encoding="utf-8"))
-            command, *args = leashed([_resolve(config), *config.args])
+            command, *args = leashed([_resolve(config), *config.args], exit_file=self._exit_path)
             parameters = StdioServerParameters(
                 command=command, args=args, env=config.env, cwd=config.cwd
             )
@@ -332,10 +354,25 @@ class Connection:
             self._garbage_lines += 1
             if self._garbage_lines == 1:
                 logger.warning("mcp server %s wrote a line that is not JSON-RPC", self.name)
+                self._not_json_rpc(message)
         kind = _CHANGES.get(type(message))
         if kind is not None:
             self._heard(kind)
         await anyio.lowlevel.checkpoint()
+
+    def _not_json_rpc(self, error: Exception) -> None:
+        """The server's first line that is not JSON-RPC: kept for the reason, and, while the
+        handshake runs, the start given `NOT_JSON_RPC_GRACE` more seconds at most."""
+        line = ""
+        if isinstance(error, ValidationError):  # the SDK's parse of the line: the line is its input
+            given = error.errors()[0].get("input") if error.error_count() else None
+            line = given if isinstance(given, str) else ""
+        self._first_garbage = self._secrets.text(line)
+        scope = self._starting
+        if scope is not None:
+            left = scope.deadline - anyio.current_time()
+            self._garbage_grace = round(max(0.0, min(NOT_JSON_RPC_GRACE, left)), 1)
+            scope.deadline = min(scope.deadline, anyio.current_time() + NOT_JSON_RPC_GRACE)
 
     def _heard(self, kind: ListKind) -> None:
         """A change, handled in its own task (this runs in the session's read loop, which must
@@ -383,7 +420,8 @@ class Connection:
             if isinstance(error, OSError):
                 return faults.cannot_execute(self.name, config.command, error)
             if isinstance(error, MCPError) and error.code == CONNECTION_CLOSED:
-                return faults.exited_at_start(self.name, self._stderr())
+                return faults.exited_at_start(self.name, self._stderr(), self._ending(),
+                                              self._first_garbage)
             return faults.handshake_failed(self.name, error)
         assert isinstance(config, HttpServer)
         if isinstance(error, MCPError) and error.code != CONNECTION_CLOSED:
@@ -391,16 +429,29 @@ class Connection:
         return faults.unreachable(self.name, config.url, error)
 
     def _stderr(self) -> str | None:
+        """The tail of the server's stderr, its secrets taken out."""
         if self._stderr_path is None:
             return None
         try:
             with open(self._stderr_path, encoding="utf-8", errors="replace") as stream:
-                return faults.stderr_tail(stream)
+                tail = faults.stderr_tail(stream)
+        except OSError:
+            return None
+        return None if tail is None else self._secrets.text(tail)
+
+    def _ending(self) -> str | None:
+        """How the server's process ended (`exit status 3`), once the launcher has said it."""
+        if self._exit_path is None:
+            return None
+        try:
+            with open(self._exit_path, encoding="utf-8") as said:
+                return said.read().strip() or None
         except OSError:
             return None
 
     def _remove_stderr(self) -> None:
-        if self._stderr_path is not None:
-            with suppress(OSError):
-                os.unlink(self._stderr_path)
-            self._stderr_path = None
+        for path in (self._stderr_path, self._exit_path):
+            if path is not None:
+                with suppress(OSError):
+                    os.unlink(path)
+        self._stderr_path = self._exit_path = None

@@ -2,7 +2,8 @@
 
 Each reason is what the log line says and what follows the localized error prefix in the text the
 model reads. They name the server and what happened, never tool output or image content; a server's
-own stderr appears only as its last line, cut short.
+own stderr appears only as its last few lines, each cut short, and its secrets are taken out by
+the connection before a reason is made.
 """
 
 from __future__ import annotations
@@ -10,15 +11,23 @@ from __future__ import annotations
 from typing import IO
 
 _STDERR_TAIL_BYTES = 4096
+_STDERR_LINES = 3
 _STDERR_LINE_CHARS = 200
+_STDOUT_LINE_CHARS = 80
 
 
 def _seconds(value: float) -> str:
     return f"{value:g} s"
 
 
+def _cut(line: str, chars: int) -> str:
+    return line if len(line) <= chars else line[: chars - 1] + "…"
+
+
 def stderr_tail(stream: IO[str] | None) -> str | None:
-    """The last non-empty line a stdio server wrote to stderr, cut to 200 characters."""
+    """The last three non-empty lines a stdio server wrote to stderr, each cut to 200
+    characters, joined by ` | `: the lines that say why a process ended (an exception and its
+    message, a usage line) are at its end."""
     if stream is None:
         return None
     try:
@@ -31,12 +40,7 @@ def stderr_tail(stream: IO[str] | None) -> str | None:
     lines = [line.strip() for line in tail.splitlines() if line.strip()]
     if not lines:
         return None
-    line = lines[-1]
-    return line if len(line) <= _STDERR_LINE_CHARS else line[: _STDERR_LINE_CHARS - 1] + "…"
-
-
-def _with_stderr(reason: str, stderr: str | None) -> str:
-    return reason if stderr is None else f"{reason} (stderr: {stderr})"
+    return " | ".join(_cut(line, _STDERR_LINE_CHARS) for line in lines[-_STDERR_LINES:])
 
 
 def command_not_found(server: str, command: str) -> str:
@@ -48,17 +52,31 @@ def cannot_execute(server: str, command: str, error: OSError) -> str:
     return f"server {server!r} could not be started: {command!r}: {detail}"
 
 
-def exited_at_start(server: str, stderr: str | None) -> str:
-    return _with_stderr(f"server {server!r} exited before completing the MCP handshake", stderr)
+def exited_at_start(server: str, stderr: str | None, ending: str | None = None,
+                    stdout: str | None = None) -> str:
+    """`ending`: how the process ended (`exit status 3`); `stdout`: the first line it wrote
+    there that is not JSON-RPC."""
+    details = [ending, None if stdout is None else f"stdout: {not_json_rpc_line(stdout)}",
+               None if stderr is None else f"stderr: {stderr}"]
+    said = "; ".join(detail for detail in details if detail)
+    reason = f"server {server!r} exited before completing the MCP handshake"
+    return f"{reason} ({said})" if said else reason
 
 
-def handshake_timeout(server: str, seconds: float, garbage_lines: int) -> str:
-    if garbage_lines:
-        return (
-            f"server {server!r} wrote output to stdout that is not JSON-RPC and did not complete "
-            f"the MCP handshake within {_seconds(seconds)}"
-        )
+def not_json_rpc_line(line: str) -> str:
+    return f"{_cut(line.strip(), _STDOUT_LINE_CHARS)!r} is not JSON-RPC"
+
+
+def handshake_timeout(server: str, seconds: float) -> str:
     return f"server {server!r} did not complete the MCP handshake within {_seconds(seconds)}"
+
+
+def not_speaking_json_rpc(server: str, first: str, seconds: float) -> str:
+    """A stdio server wrote a line that is not JSON-RPC, and no handshake followed in `seconds`:
+    no MCP server over stdio, or one that writes its log where its messages go."""
+    return (f"server {server!r} writes to stdout what is not JSON-RPC (its first line: "
+            f"{not_json_rpc_line(first).removesuffix(' is not JSON-RPC')}) and did not "
+            f"complete the MCP handshake within {_seconds(seconds)} of it")
 
 
 def unreachable(server: str, url: str, error: BaseException) -> str:
@@ -71,12 +89,15 @@ def handshake_failed(server: str, error: BaseException) -> str:
     return f"server {server!r} failed the MCP handshake: {detail}"
 
 
-def closed_during_call(server: str, stderr: str | None, transport: str | None = None) -> str:
-    """`transport` is the SDK's own account when it has more than "Connection closed"."""
+def closed_during_call(server: str, stderr: str | None, transport: str | None = None,
+                       ending: str | None = None) -> str:
+    """`transport` is the SDK's own account when it has more than "Connection closed";
+    `ending`: how the process ended, when it did."""
     reason = f"server {server!r} closed the connection during the call"
     if transport:
         reason = f"{reason} ({transport.strip().splitlines()[0]})"
-    return _with_stderr(reason, stderr)
+    details = "; ".join(d for d in (ending, None if stderr is None else f"stderr: {stderr}") if d)
+    return f"{reason} ({details})" if details else reason
 
 
 def call_timeout(server: str, tool: str, seconds: float) -> str:

@@ -90,15 +90,14 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
     agent = state.agent_token
     match event:
         # Most events add no line; matching them first keeps the common case to one test.
-        case TurnStarted() | SessionStarted():
+        case TurnStarted() | TurnNotStarted() | SessionStarted():
             return [
                 f"tool server down: agent={agent} server={value(down.server)} "
                 f"reason={value(down.reason)}"
                 for down in event.servers_down
             ]
         case (
-            TurnNotStarted()
-            | RoundStarted()
+            RoundStarted()
             | RequestSent()
             | ResponseReceived()
             | ToolCalled()

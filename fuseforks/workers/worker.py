@@ -137,6 +137,13 @@ class Worker:
                 on_step_down=lambda why: self.say(f"worker {self.name}: stopped relaying: {why}"))
             hub = await stack.enter_async_context(ToolHub(server_configs(self.mcp)))
             self._hub = hub
+            secrets = known_secrets(Endpoint(base_url=""), server_configs(self.mcp))
+            going_on = ("its turns go on without its tools"
+                        if self.settings.agents.allow_missing_servers
+                        else "turns are recorded as not sent until this worker starts again")
+            for server, reason in hub.start_faults.items():
+                self.say(f"worker {self.name}: MCP server {server} did not start: "
+                         f"{secrets.text(reason)}; {going_on}")
             queue = await work_queue(js)
             slots = anyio.Semaphore(self.settings.concurrency)
             async with anyio.create_task_group() as relaying:

@@ -181,6 +181,7 @@ async def test_a_server_that_did_not_start_is_in_the_turns_record(tmp_path: Path
     async with run_simulator() as sim, Agent(
         wire="anthropic", model="m", base_url=sim.base_urls["anthropic"], api_key=KEY,
         mcp=broken, db=MemoryStore(), log=tmp_path / "down.log",
+        settings=AgentSettings(allow_missing_servers=True),
     ) as agent:
         result = await agent.run("hello")
     started = next(e.event for e in result.events if isinstance(e.event, TurnStarted))

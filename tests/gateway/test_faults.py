@@ -43,7 +43,7 @@ async def test_a_crashed_server_is_an_error_result_and_is_restarted(tmp_path: Pa
         after = text(await client.call_tool("faulty__pid", {}))
     assert crashed.is_error
     assert text(crashed) == ("Tool returned an error: server 'faulty' closed the connection "
-                             "during the call (stderr: boom: simulated crash)")
+                             "during the call (exit status 3; stderr: boom: simulated crash)")
     assert not small.is_error  # the other server never noticed
     assert after.isdigit() and after != before  # a new process answered
 
