@@ -81,11 +81,19 @@ async def _follow(nats_url: str, durable: str | None, from_start: bool) -> None:
         if shown:
             click.echo(line)
 
+    shown_url = redact_bus_url(nats_url)
+
     def ready() -> None:
-        click.echo(f"following every worker's turns at {redact_bus_url(nats_url)}", err=True)
+        click.echo(f"following every worker's turns at {shown_url}", err=True)
+
+    def lost() -> None:
+        click.echo(f"lost the bus at {shown_url}; trying again until it is back", err=True)
+
+    def back() -> None:
+        click.echo(f"back on the bus at {shown_url}; following again", err=True)
 
     writer = LogWriter(show, name_turns=True)
-    connection = await connect(nats_url, name="fuseforks-log")
+    connection = await connect(nats_url, name="fuseforks-log", on_lost=lost, on_back=back)
     try:
         js = connection.jetstream()
         await ensure_streams(js)

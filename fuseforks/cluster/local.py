@@ -19,7 +19,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import get_args
 
@@ -32,12 +32,21 @@ from fuseforks.core.errors import ClusterError
 from fuseforks.core.leash import leashed
 from fuseforks.core.names import WireName
 from fuseforks.demo.offline import CAMERA_SERVER, CAMERA_TOOL
+from fuseforks.wires.registry import KEY_VARIABLES
 
 DATABASE = "fuseforks"
 SIMULATOR_KEY = "sk-fuseforks-cluster-simulator"
 """The key workers present to the local simulator (it checks that one is sent, like a provider)."""
-KEY_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "XAI_API_KEY",
-                 "META_API_KEY", "PERPLEXITY_API_KEY")
+
+
+def worker_environment(environ: Mapping[str, str], *, simulator: bool) -> dict[str, str]:
+    """A worker's environment: this process's, and on the simulator its key in every variable a
+    wire reads a key from (the registry's list), so no real key of this environment is sent to
+    the simulator, whichever of a wire's variables it is in."""
+    env = dict(environ)
+    if simulator:
+        env |= dict.fromkeys(KEY_VARIABLES, SIMULATOR_KEY)
+    return env
 
 
 class ClusterSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -113,11 +122,10 @@ class LocalCluster:
         command = [sys.executable, "-m", "fuseforks", "worker", "--db", db_url,
                    "--nats", self.nats.url, "--mcp-config", str(config), "--name", name,
                    "--concurrency", str(self.settings.concurrency)]
-        env = dict(os.environ)
+        env = worker_environment(os.environ, simulator=simulator_url is not None)
         if simulator_url is not None:
             for wire in get_args(WireName):
                 command += ["--base-url", f"{wire}={simulator_url}{WIRE_PREFIXES[wire]}"]
-            env |= dict.fromkeys(KEY_VARIABLES, SIMULATOR_KEY)
         with open(self.logs / f"worker-{name}.log", "ab") as log:
             self._workers[name] = subprocess.Popen(
                 leashed(command), stdout=log, stderr=subprocess.STDOUT,

@@ -36,7 +36,11 @@ def free_port() -> int:
 
 
 def port_taken(port: int) -> bool:
+    """Whether something listens on 127.0.0.1:`port`. The probe binds as nats-server does, with
+    the address reusable: connections of a server stopped a moment ago (TIME-WAIT, for a minute)
+    hold the port for a plain bind, not for NATS."""
     with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:

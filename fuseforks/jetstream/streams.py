@@ -14,8 +14,12 @@ store.
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 import re
+import socket
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -45,11 +49,10 @@ EVENTS_MAX_AGE = 7 * 24 * 3600.0
 """How long events stay on the stream (the store keeps them for good)."""
 
 CONNECT_TIMEOUT = 5.0
-"""Seconds a command waits for NATS before it gives up (later losses are reconnected)."""
+"""Seconds a command waits for a NATS that does not answer before it gives up (a refusal ends
+the wait at once; later losses are reconnected)."""
 
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
-
-
 
 
 def check_turn_id(turn_id: str) -> str:
@@ -71,28 +74,62 @@ def decode(data: bytes) -> Envelope:
     return decode_envelope(data)
 
 
-async def connect(url: str, *, name: str = "fuseforks", **options: Any) -> Client:
+async def connect(url: str, *, name: str = "fuseforks", on_lost: Callable[[], None] | None = None,
+                  on_back: Callable[[], None] | None = None, **options: Any) -> Client:
     """A connection that reconnects for ever (a worker outlives a NATS restart); the first
-    connection fails with a one-line `BusError`."""
-    async def quiet(_: Exception) -> None:
-        return None
+    connection fails with a one-line `BusError`, at once when the address answered (nothing
+    listens there, no such host), after `CONNECT_TIMEOUT` when it did not. Once connected,
+    `on_lost` is told when the connection drops and `on_back` when it is back: once each per
+    outage, however many tries it takes."""
+    client: Client | None = None
+    answers: list[str] = []
 
-    try:
-        # nats-py retries a first connection for ever when reconnecting is allowed: bound it.
-        with anyio.fail_after(CONNECT_TIMEOUT):
-            return await nats.connect(
-                url, name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.5,
-                connect_timeout=CONNECT_TIMEOUT, allow_reconnect=True, error_cb=quiet,
-                **options)
-    except TimeoutError:
-        raise BusError(f"cannot reach NATS at {redact_bus_url(url)} "
-                       f"(no answer in {CONNECT_TIMEOUT:g} s)") from None
-    except Exception as error:  # nats raises several unrelated types for "cannot connect"
-        detail = str(error)
-        for secret in _secrets(url):
-            detail = detail.replace(secret, "***")
-        raise BusError(f"cannot reach NATS at {redact_bus_url(url)}: "
-                       f"{type(error).__name__}: {detail}") from None
+    async def noted(error: Exception) -> None:
+        # nats-py retries a refused first connection like a timed-out one: stop at the answer.
+        if client is None and (answer := _answer(error)) is not None:
+            answers.append(answer)
+            scope.cancel()
+
+    async def lost() -> None:
+        if on_lost is not None and client is not None and client.is_reconnecting:
+            on_lost()  # not when the connection is closed on purpose
+
+    async def back() -> None:
+        if on_back is not None:
+            on_back()
+
+    with anyio.CancelScope() as scope:
+        try:
+            # nats-py retries a first connection for ever when reconnecting is allowed: bound it.
+            with anyio.fail_after(CONNECT_TIMEOUT):
+                client = await nats.connect(
+                    url, name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.5,
+                    connect_timeout=CONNECT_TIMEOUT, allow_reconnect=True, error_cb=noted,
+                    disconnected_cb=lost, reconnected_cb=back, **options)
+                return client
+        except TimeoutError:
+            raise BusError(f"cannot reach NATS at {redact_bus_url(url)} "
+                           f"(no answer in {CONNECT_TIMEOUT:g} s)") from None
+        except Exception as error:  # nats raises several unrelated types for "cannot connect"
+            detail = str(error)
+            for secret in _secrets(url):
+                detail = detail.replace(secret, "***")
+            raise BusError(f"cannot reach NATS at {redact_bus_url(url)}: "
+                           f"{type(error).__name__}: {detail}") from None
+    raise BusError(f"cannot reach NATS at {redact_bus_url(url)}: {answers[0]}")
+
+
+def _answer(error: Exception) -> str | None:
+    """What the address said to a first connection, when it said it at once: nothing listens
+    there, there is no such host, no route to it. None when only waiting can tell (a timeout, a
+    server that took the connection and has yet to answer it)."""
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(error, socket.gaierror):
+        return f"{error.strerror or error}".lower()
+    if isinstance(error, OSError) and error.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH):
+        return os.strerror(error.errno).lower()
+    return None
 
 
 def redact_bus_url(url: str) -> str:

@@ -57,6 +57,9 @@ _ALL: tuple[Wire, ...] = (
 )
 
 WIRES: tuple[WireName, ...] = WIRE_NAMES
+KEY_VARIABLES: tuple[str, ...] = tuple(dict.fromkeys(v for w in _ALL for v in w.key_envs))
+"""Every environment variable a wire reads its key from, once each, in the wires' order: the one
+list (the local cluster and `compose.yaml` pass on each of them)."""
 _BY_NAME: dict[str, Wire] = {w.name: w for w in _ALL}
 assert tuple(_BY_NAME) == WIRE_NAMES, "every wire name has exactly one wire, in the same order"
 

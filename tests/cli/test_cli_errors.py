@@ -244,6 +244,9 @@ CASES: dict[str, Case] = {
     "log follow without bus": Case(
         "log", lambda f: ["log", "--follow"], 2,
         lambda f: usage("log", "--follow needs --nats URL (or FUSEFORKS_NATS).")),
+    "log follow unreachable": Case(
+        "log", lambda f: ["log", "--follow", "--nats", NO_BUS], 1,
+        lambda f: f"Error: cannot reach NATS at {NO_BUS}: connection refused"),
     # --- submit
     "submit unknown wire": Case(
         "submit", lambda f: ["submit", "--nats", NO_BUS, "--wire", "pigeon", "--model", "m", "x"],
@@ -253,15 +256,15 @@ CASES: dict[str, Case] = {
     "submit unreachable": Case(
         "submit", lambda f: ["submit", "--nats", NO_BUS, "--wire", "anthropic", "--model", "m",
                              "x"],
-        1, lambda f: f"Error: cannot reach NATS at {NO_BUS} (no answer in 5 s)"),
+        1, lambda f: f"Error: cannot reach NATS at {NO_BUS}: connection refused"),
     "submit unreachable with a password": Case(
         "submit", lambda f: ["submit", "--nats", "nats://alice:bus-secret-77@127.0.0.1:9",
                              "--wire", "anthropic", "--model", "m", "x"],
-        1, lambda f: "Error: cannot reach NATS at nats://alice:***@127.0.0.1:9 (no answer in 5 s)"),
+        1, lambda f: "Error: cannot reach NATS at nats://alice:***@127.0.0.1:9: connection refused"),
     "submit unreachable with a token": Case(
         "submit", lambda f: ["submit", "--nats", "nats://tok-bus-secret-88@127.0.0.1:9",
                              "--wire", "anthropic", "--model", "m", "x"],
-        1, lambda f: "Error: cannot reach NATS at nats://***@127.0.0.1:9 (no answer in 5 s)"),
+        1, lambda f: "Error: cannot reach NATS at nats://***@127.0.0.1:9: connection refused"),
     # --- worker
     "worker sqlite store": Case(
         "worker", lambda f: ["worker", "--db", str(f.store), "--nats", NO_BUS], 2,

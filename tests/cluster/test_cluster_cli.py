@@ -9,6 +9,7 @@ import queue
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -19,8 +20,10 @@ from pathlib import Path
 import pytest
 
 from fuseforks.cluster import postgres as embedded
-from fuseforks.cluster.nats import free_port
+from fuseforks.cluster.local import SIMULATOR_KEY, worker_environment
+from fuseforks.cluster.nats import NatsProcess, free_port, port_taken
 from fuseforks.core.errors import FuseforksError
+from fuseforks.wires.registry import WIRES, get_wire, resolve_endpoint
 from tests.durability.test_no_orphans import alive, descendants
 from tests.helpers import processes
 
@@ -100,8 +103,13 @@ def test_one_command_a_pasted_turn_ctrl_c_and_the_turns_kept(folder: Path) -> No
         "I see 1 image. image 1: left half red, right half green.",
     ]
     turn_id = turn.stdout.splitlines()[0]
+    held = socket.create_connection(("127.0.0.1", port), timeout=10)  # a client still there
+    assert held.recv(4096).startswith(b"INFO ")
     code, err = stop(cluster, signal.SIGINT)
     assert code == 0, err
+    while held.recv(4096):  # NATS closed it first: its port stays in TIME-WAIT for a minute
+        pass
+    held.close()
     assert err.splitlines()[-2:] == ["cluster: stopping", "cluster: stopped"]
     assert "Traceback" not in err
 
@@ -115,8 +123,6 @@ def test_one_command_a_pasted_turn_ctrl_c_and_the_turns_kept(folder: Path) -> No
 
 
 def test_a_taken_port_is_one_line_and_nothing_starts(tmp_path: Path) -> None:
-    import socket
-
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -128,6 +134,57 @@ def test_a_taken_port_is_one_line_and_nothing_starts(tmp_path: Path) -> None:
         f"Error: port {port} on 127.0.0.1 is taken (another NATS?): choose another with "
         "--nats-port"]
     assert not (tmp_path / "c" / "postgres").exists()
+
+
+def test_a_live_listener_is_still_taken_for_the_check() -> None:
+    """Even one that allows its address to be reused, as NATS itself does."""
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        assert port_taken(listener.getsockname()[1])
+
+
+def test_a_port_left_in_time_wait_by_a_stopped_nats_starts_again_at_once(folder: Path) -> None:
+    """Ctrl-C stops NATS while a client (a `log --follow`) is still connected: the server closes
+    the connection first, so its side, on the NATS port, stays in TIME-WAIT for a minute. NATS
+    binds with the address reusable and starts there at once; so must the check before it."""
+    port = free_port()
+    first = NatsProcess(folder / "nats", port)
+    first.start()
+    try:
+        client = socket.create_connection(("127.0.0.1", port), timeout=10)
+        assert client.recv(4096).startswith(b"INFO ")
+    finally:
+        first.stop()
+    while client.recv(4096):  # the server closed first
+        pass
+    client.close()
+    with socket.socket() as plain, pytest.raises(OSError):
+        plain.bind(("127.0.0.1", port))  # the port is held: by a connection closing, no listener
+
+    assert not port_taken(port)
+    again = NatsProcess(folder / "nats", port)
+    again.start(timeout=20)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as talk:
+            assert talk.recv(4096).startswith(b"INFO ")
+    finally:
+        again.stop()
+
+
+def test_workers_on_the_simulator_get_its_key_in_every_variable_a_wire_reads() -> None:
+    """A real key in any variable a wire reads (`GOOGLE_API_KEY` as well as `GEMINI_API_KEY`,
+    `LLAMA_API_KEY` as well as `META_API_KEY`) is replaced: none reaches the simulator."""
+    read = {variable for wire in WIRES for variable in get_wire(wire).key_envs}
+    assert {"GOOGLE_API_KEY", "LLAMA_API_KEY"} <= read
+    here = {variable: f"real-key-{variable}" for variable in read} | {"HOME": "/home/me"}
+    env = worker_environment(here, simulator=True)
+    assert {variable: env[variable] for variable in read} == dict.fromkeys(read, SIMULATOR_KEY)
+    assert env["HOME"] == "/home/me"
+    for wire in WIRES:
+        assert resolve_endpoint(wire, "http://127.0.0.1:9/", environ=env).api_key == SIMULATOR_KEY
+    assert worker_environment(here, simulator=False) == here  # the real providers: its own keys
 
 
 def test_without_the_extra_the_message_says_how_to_install_it(

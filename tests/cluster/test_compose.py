@@ -14,8 +14,8 @@ import jsonschema
 import yaml
 
 from fuseforks.cli.worker import worker
-from fuseforks.cluster.local import KEY_VARIABLES
 from fuseforks.mcp.config import load_config
+from fuseforks.wires.registry import KEY_VARIABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "compose.yaml").read_text())
