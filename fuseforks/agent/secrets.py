@@ -14,7 +14,7 @@ from fuseforks.core.names import WireName
 from fuseforks.events.secrets import Secrets
 from fuseforks.mcp.config import ServerConfig, secret_entries
 from fuseforks.wires.base import Endpoint
-from fuseforks.wires.registry import WIRES, get_wire
+from fuseforks.wires.registry import KEY_VARIABLES, get_wire
 
 
 def known_secrets(endpoint: Endpoint, servers: Iterable[ServerConfig],
@@ -24,10 +24,9 @@ def known_secrets(endpoint: Endpoint, servers: Iterable[ServerConfig],
     servers; without a wire, of a process that holds keys only in its environment."""
     env = os.environ if environ is None else environ
     named: dict[str, str] = {}
-    for each in WIRES:
-        for variable in get_wire(each).key_envs:
-            if env.get(variable):
-                named[variable] = env[variable]
+    for variable in KEY_VARIABLES:
+        if env.get(variable):
+            named[variable] = env[variable]
     if endpoint.api_key and endpoint.api_key not in named.values():
         named[get_wire(wire).key_envs[0] if wire else "the provider key"] = endpoint.api_key
     for server in servers:
