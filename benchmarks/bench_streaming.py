@@ -159,7 +159,8 @@ async def run(base_url: str) -> None:
 def main() -> None:
     for name in ("httpx", "httpx2"):  # one INFO line per request otherwise
         logging.getLogger(name).setLevel(logging.WARNING)
-    process = subprocess.Popen([sys.executable, "-m", "fuseforks", "simulator", "--port", "0"],
+    process = subprocess.Popen([sys.executable, "-m", "fuseforks", "simulator", "--port", "0",
+                                "--any-model"],  # MODEL is a name of its own
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert process.stdout is not None
     try:

@@ -35,8 +35,8 @@ class Simulator:
     def __init__(self, latency: float = 0.0) -> None:
         calls = [arg for name in ("live_view_image", "cam__live_view_image", "cam_live_view_image")
                  for arg in ("--call", name)]
-        command = [sys.executable, "-m", "fuseforks", "simulator", "--port", "0",
-                   "--latency", str(latency), *calls]
+        command = [sys.executable, "-m", "fuseforks", "simulator", "--port", "0", "--any-model",
+                   "--latency", str(latency), *calls]  # the contenders ask for a name of their own
         self.process = subprocess.Popen(leashed(command), cwd=REPO, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, text=True)
         assert self.process.stdout is not None

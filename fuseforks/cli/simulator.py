@@ -16,8 +16,10 @@ import click
 from fuseforks.simulator import Script, Simulator
 
 
-async def _serve(port: int, record_dir: Path | None, script: Script, require_key: bool) -> None:
-    simulator = Simulator(script=script, record_dir=record_dir, require_key=require_key)
+async def _serve(port: int, record_dir: Path | None, script: Script, require_key: bool,
+                 any_model: bool) -> None:
+    simulator = Simulator(script=script, record_dir=record_dir, require_key=require_key,
+                          any_model=any_model)
     await simulator.start(port=port)
     click.echo(f"simulator: listening on {simulator.base_url}")
     for wire, url in simulator.base_urls.items():
@@ -47,12 +49,16 @@ Example:
 @click.option("--require-key", is_flag=True,
               help="Answer a request without a key with the provider's 401, as the real service "
                    "does (by default, like any server on this machine, it needs none).")
+@click.option("--any-model", is_flag=True,
+              help="Answer any model name (by default a name the wire does not know gets the "
+                   "provider's own \"model not found\", as from the real service).")
 def simulator(port: int, record_dir: Path | None, call_tools: tuple[str, ...], rounds: int,
-              latency: float, require_key: bool) -> None:
+              latency: float, require_key: bool, any_model: bool) -> None:
     """Serve the seven provider wires on 127.0.0.1 (tests, the demo).
 
     A strict local stand-in for the providers, until interrupted: it checks every request
-    against its wire's format, answers from a script (call a tool, then describe the images it
+    against its wire's format and its model against the names the wire knows (the README lists
+    them; --any-model takes any), answers from a script (call a tool, then describe the images it
     received), and can refuse images like some real models. Like any server on this machine it
     takes requests without a key (fuseforks sends none to 127.0.0.1 when the wire's variable is
     unset); --require-key makes it refuse them as the providers do. The first line it prints is
@@ -60,7 +66,7 @@ def simulator(port: int, record_dir: Path | None, call_tools: tuple[str, ...], r
     script = Script(call_tools=call_tools, rounds=rounds, latency=latency)
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(_serve(port, record_dir, script, require_key))
+            asyncio.run(_serve(port, record_dir, script, require_key, any_model))
     except OSError as error:
         where = error.filename or f"127.0.0.1:{port}"
         raise click.ClickException(f"simulator: {error.strerror or error} ({where})") from error

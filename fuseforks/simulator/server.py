@@ -19,8 +19,12 @@ gives the base URL each wire's client should use):
 
 `"stream": true` in the body of the anthropic, openai-compat and Responses routes answers with
 that service's server-sent events (`streams.py`), sent chunked frame by frame; a request refused
-before streaming starts (auth, 400s, profiles) is answered with a plain JSON error, as the real
-services do. `Script.latency` delays the answer, so a stream's first frame.
+before streaming starts (auth, an unknown model, 400s, profiles) is answered with a plain JSON
+error, as the real services do. `Script.latency` delays the answer, so a stream's first frame.
+
+The model (in the Gemini path, else the body's `model`) must be one the wire knows
+(`models.py`): any other name gets the provider's own "model not found", unless the simulator
+was started with `any_model`.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from anyio.abc import SocketAttribute, SocketStream
 
 from fuseforks.simulator import anthropic, gemini, openai_chat, responses
 from fuseforks.simulator.brain import DEFAULT_SCRIPT, Script
+from fuseforks.simulator.models import knows, not_found
 from fuseforks.simulator.sending import send_cut, send_reply, send_stream
 from fuseforks.simulator.shapes import Invalid, Reply, Streamed, error_body, error_reply
 
@@ -58,7 +63,8 @@ WIRE_PREFIXES: dict[str, str] = {
     "perplexity-responses": "/perplexity/v1",
 }
 _GEMINI_PATH = re.compile(
-    r"/gemini/v1(?:beta)?/models/(?P<model>[^/:]+):(?P<method>generateContent|streamGenerateContent)")
+    r"/gemini/(?P<version>v1(?:beta)?)/models/(?P<model>[^/:]+)"
+    r":(?P<method>generateContent|streamGenerateContent)")
 _RESPONSES_PATHS = {f"{WIRE_PREFIXES[w]}/responses": w for w in
                     ("openai-responses", "xai-responses", "meta-responses", "perplexity-responses")}
 
@@ -190,12 +196,15 @@ class Simulator:
     """
 
     def __init__(self, *, script: Script = DEFAULT_SCRIPT, record_dir: Path | str | None = None,
-                 require_key: bool = True) -> None:
+                 require_key: bool = True, any_model: bool = False) -> None:
         """`require_key`: a request without a key gets the provider's 401, as from the real
         service; without it the simulator is a server on this machine like any other, which
-        takes a request with no key (a key that is sent must still be well formed)."""
+        takes a request with no key (a key that is sent must still be well formed).
+        `any_model`: answer every model name, not only those the wire knows (`models.py`), for
+        a test or a client whose names are its own."""
         self.script = script
         self.require_key = require_key
+        self.any_model = any_model
         self.record_dir = Path(record_dir) if record_dir else None
         self.received: list[Received] = []
         self._faults: deque[Fault] = deque()
@@ -329,6 +338,9 @@ class Simulator:
             return "gemini", unquote(match["model"])
         return _RESPONSES_PATHS.get(path), ""
 
+    def _knows(self, wire: str, model: str) -> bool:
+        return self.any_model or knows(wire, model)
+
     def _next_fault(self, wire: str) -> Fault | None:
         for fault in self._faults:
             if fault.wire in (None, wire):
@@ -384,10 +396,16 @@ class Simulator:
         path, query = urlsplit(target).path, urlsplit(target).query
         if not _auth_ok(wire, headers, query, self.require_key):
             return Reply(401, error_body(wire, 401, "missing or malformed API key"))
+        route = _GEMINI_PATH.fullmatch(path)
+        if route is not None and not self._knows(wire, model):  # Gemini names it in the path
+            return not_found(wire, model, seq, version=route["version"], method=route["method"])
         try:
             payload = msgspec.json.decode(body)
             if not isinstance(payload, dict):
                 raise Invalid("request body must be a JSON object")
+            named = payload.get("model")
+            if route is None and isinstance(named, str) and not self._knows(wire, named):
+                return not_found(wire, named, seq)
             if wire == "anthropic":
                 return anthropic.handle(payload, seq, self.script)
             if wire == "openai-compat":

@@ -27,7 +27,8 @@ In order, first match wins:
 3. `other` for a request that is too long (`context_length_exceeded`): it names the messages, yet
    it is no parameter's fault, and fewer images may well fit.
 4. `parameter` (status 400/404/413/422) — a parameter, the model or the request's shape: code
-   `unsupported_parameter`, `unsupported_value`, `unknown_parameter` or `model_not_found`; any
+   `unsupported_parameter`, `unsupported_value`, `unknown_parameter`, `model_not_found` or
+   `invalid_model` (Perplexity's unknown model, a 400 that must not blame the images); any
    other non-empty `param`; "Unsupported parameter/value", "Unrecognized request argument",
    "unknown field", Gemini's "Unknown name" and "Invalid value at", "The model … does not exist",
    "… is not found for API version"; a message that starts with a field path (Anthropic's
@@ -90,7 +91,7 @@ _IMAGE_MESSAGES = _any(
 
 _OTHER_CODES = frozenset({"context_length_exceeded"})
 _PARAMETER_CODES = frozenset({"unsupported_parameter", "unsupported_value", "unknown_parameter",
-                              "model_not_found"})
+                              "model_not_found", "invalid_model"})
 _PARAMETER_MESSAGES = _any(
     r"unsupported (?:parameter|value)",
     r"unknown parameter",

@@ -111,7 +111,7 @@ async def test_a_conversation_continues_from_another_agent_after_a_restart(tmp_p
 
 async def test_the_history_budget_drops_the_oldest_exchanges_and_records_it(
         tmp_path: Path) -> None:
-    async with run_simulator() as sim, Agent(
+    async with run_simulator(any_model=True) as sim, Agent(
         wire="openai-compat", model="m", base_url=sim.base_urls["openai-compat"], api_key=KEY,
         db=MemoryStore(), log=None, settings=AgentSettings(history=HistoryBudget(max_exchanges=2)),
     ) as agent:
@@ -123,7 +123,7 @@ async def test_the_history_budget_drops_the_oldest_exchanges_and_records_it(
 
 
 async def test_twenty_concurrent_conversations_keep_their_own_histories(tmp_path: Path) -> None:
-    async with run_simulator() as sim, Agent(
+    async with run_simulator(any_model=True) as sim, Agent(
         wire="anthropic", model="m", base_url=sim.base_urls["anthropic"], api_key=KEY,
         db=tmp_path / "many.db", log=None,
     ) as agent:
@@ -152,7 +152,7 @@ async def test_a_failed_record_raises_and_no_result_is_returned(tmp_path: Path) 
         def append(self, envelopes: Any) -> None:
             raise OSError("disk full")
 
-    async with run_simulator() as sim, Agent(
+    async with run_simulator(any_model=True) as sim, Agent(
         wire="anthropic", model="m", base_url=sim.base_urls["anthropic"], api_key=KEY, db=BrokenStore(),
         log=None,
     ) as agent:
@@ -178,7 +178,7 @@ async def test_a_loopback_provider_needs_no_key(monkeypatch: pytest.MonkeyPatch)
 
 async def test_a_server_that_did_not_start_is_in_the_turns_record(tmp_path: Path) -> None:
     broken = {"mcpServers": {"cam": {"command": "fuseforks-no-such-camera"}}}
-    async with run_simulator() as sim, Agent(
+    async with run_simulator(any_model=True) as sim, Agent(
         wire="anthropic", model="m", base_url=sim.base_urls["anthropic"], api_key=KEY,
         mcp=broken, db=MemoryStore(), log=tmp_path / "down.log",
         settings=AgentSettings(allow_missing_servers=True),
@@ -205,7 +205,7 @@ async def test_a_turn_id_whose_record_failed_can_be_run_again_once_the_store_is_
             super().append(envelopes)
 
     store = FlakyStore()
-    async with run_simulator() as sim, Agent(
+    async with run_simulator(any_model=True) as sim, Agent(
         wire="anthropic", model="m", base_url=sim.base_urls["anthropic"], api_key=KEY, db=store,
         log=None,
     ) as agent:

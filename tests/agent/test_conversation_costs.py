@@ -18,7 +18,7 @@ KEY = "sk-conversation-costs"
 async def test_an_agent_keeps_no_lock_of_a_conversation_once_its_turns_have_ended() -> None:
     """Every `run()` without a conversation starts a new one: a lock kept per conversation id
     would grow with every turn the agent ever ran."""
-    async with run_simulator() as sim, Agent(
+    async with run_simulator(any_model=True) as sim, Agent(
         wire="anthropic", model="m", base_url=sim.base_urls["anthropic"], api_key=KEY,
         db=MemoryStore(), log=None,
     ) as agent:
@@ -50,7 +50,7 @@ class CountingStore(MemoryStore):
 
 async def test_a_new_conversation_is_not_read_from_the_store_and_an_old_one_is() -> None:
     store = CountingStore()
-    async with run_simulator() as sim, Agent(
+    async with run_simulator(any_model=True) as sim, Agent(
         wire="anthropic", model="m", base_url=sim.base_urls["anthropic"], api_key=KEY,
         db=store, log=None,
     ) as agent:

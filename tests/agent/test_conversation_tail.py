@@ -102,7 +102,7 @@ def _from_the_store(store: SqliteStore, conversation_id: str) -> tuple[list[Exch
 async def test_a_held_conversation_sends_the_stores_history_without_reading_it(
         tmp_path: Path) -> None:
     store = CountingStore(tmp_path / "s.db")
-    async with run_simulator() as sim, _agent(sim, store) as agent:
+    async with run_simulator(any_model=True) as sim, _agent(sim, store) as agent:
         conversation = agent.conversation()
         for n in range(6):
             expected = _from_the_store(store, conversation.id)
@@ -123,7 +123,7 @@ async def test_a_held_conversation_sends_the_stores_history_without_reading_it(
 async def test_a_turn_added_elsewhere_makes_the_agent_read_the_store(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     store, theirs = CountingStore(path), CountingStore(path)
-    async with run_simulator() as sim, _agent(sim, store) as agent, _agent(sim, theirs) as elsewhere:
+    async with run_simulator(any_model=True) as sim, _agent(sim, store) as agent, _agent(sim, theirs) as elsewhere:
         held = agent.conversation()
         await held.run("first")
         by_id = await agent.run("second, through the id", conversation=held.id)
@@ -157,7 +157,7 @@ def test_an_agent_keeps_the_tails_of_its_most_recent_conversations_only() -> Non
 async def test_a_cut_turn_that_ends_later_makes_the_held_conversation_read_the_store(
         tmp_path: Path) -> None:
     store = CountingStore(tmp_path / "s.db")
-    async with run_simulator() as sim, _agent(sim, store) as agent:
+    async with run_simulator(any_model=True) as sim, _agent(sim, store) as agent:
         held = agent.conversation()
         first = await held.run("first")
         started = next(e.event for e in first.events if isinstance(e.event, TurnStarted))
@@ -191,7 +191,7 @@ def _from_the_store_before(store: SqliteStore, conversation_id: str,
 
 async def test_a_larger_budget_makes_the_agent_read_the_store_again(tmp_path: Path) -> None:
     store = CountingStore(tmp_path / "s.db")
-    async with run_simulator() as sim, _agent(sim, store) as agent:
+    async with run_simulator(any_model=True) as sim, _agent(sim, store) as agent:
         held = agent.conversation()
         for n in range(5):
             await held.run(f"step {n}")

@@ -56,7 +56,7 @@ async def one_turn(wire: str, *, stream: bool, cut: bool = False) -> Run:
         if cut and text.startswith("calling tool"):
             running[0].inject(Fault.cut(wire=wire))  # the next request: the one that answers
 
-    async with run_simulator(script=Script(call_tools=(CALL,))) as simulator, Agent(
+    async with run_simulator(script=Script(call_tools=(CALL,)), any_model=True) as simulator, Agent(
         wire=wire, model="sim-vision-1", base_url=simulator.base_urls[wire], api_key=KEY,
         mcp=CAMERA, db=MemoryStore(), log=None, settings=AgentSettings(retry=FAST), on_progress=progress,
     ) as agent:
@@ -197,7 +197,7 @@ async def test_run_with_a_callback_streams_every_call_of_the_turn() -> None:
 
 
 async def test_leaving_the_stream_early_waits_for_the_turn_to_end() -> None:
-    async with run_simulator() as simulator, Agent(
+    async with run_simulator(any_model=True) as simulator, Agent(
         wire="openai-compat", model="m", base_url=simulator.base_urls["openai-compat"],
         api_key=KEY, db=MemoryStore(), log=None,
     ) as agent:
@@ -215,7 +215,7 @@ async def test_an_exception_in_the_block_interrupts_the_turn_and_is_raised_as_it
     class Enough(Exception):
         pass
 
-    async with run_simulator() as simulator, Agent(
+    async with run_simulator(any_model=True) as simulator, Agent(
         wire="anthropic", model="m", base_url=simulator.base_urls["anthropic"], api_key=KEY,
         db=store, log=None,
     ) as agent:
@@ -238,7 +238,7 @@ async def test_a_turn_that_cannot_be_recorded_raises_from_the_stream() -> None:
         def append(self, envelopes: Any) -> None:
             raise OSError("disk full")
 
-    async with run_simulator() as simulator, Agent(
+    async with run_simulator(any_model=True) as simulator, Agent(
         wire="anthropic", model="m", base_url=simulator.base_urls["anthropic"], api_key=KEY,
         db=BrokenStore(), log=None,
     ) as agent:

@@ -191,6 +191,33 @@ def test_a_provider_that_refuses_the_key_fails_the_turn_clearly(simulator: str, 
     assert KEY not in done.stdout + done.stderr
 
 
+def test_a_model_the_provider_does_not_know_ends_the_run_in_one_line_naming_it(
+    simulator: str, tmp_path,
+) -> None:
+    """A typo in --model: the provider's 404 ends the turn at its first request (never retried),
+    and the one line that says so names the model."""
+    done = run(tmp_path, "--wire", "anthropic", "--model", "claude-sonet-9",
+               "--base-url", f"{simulator}/anthropic", "Take a picture.",
+               env={"ANTHROPIC_API_KEY": KEY})
+    assert done.returncode == 1
+    said = [line for line in done.stderr.splitlines() if not line.startswith("… ")]
+    assert said == ["turn failed: WireRejected: backend=anthropic status=404 class=client_error "
+                    "type=not_found_error code=not_found_error: model: claude-sonet-9"]
+    assert done.stdout.splitlines()[-1] == (
+        "turn: agent=agent backend=anthropic model=claude-sonet-9 rounds=1 stop=error")
+    assert done.stderr.count("… waiting on anthropic") == 1
+
+
+def test_a_simulator_started_with_any_model_answers_any_name(tmp_path) -> None:
+    with camera_calls("--any-model", "--call", "nik__live_view_image") as url:
+        done = run(tmp_path, "--wire", "anthropic", "--model", "claude-sonet-9",
+                   "--base-url", f"{url}/anthropic", "Take a picture.",
+                   env={"ANTHROPIC_API_KEY": KEY})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == (
+        "turn: agent=agent backend=anthropic model=claude-sonet-9 rounds=2 stop=answered")
+
+
 def test_a_signal_while_the_tools_start_says_nothing_was_sent_or_recorded(tmp_path) -> None:
     from tests.durability.test_no_orphans import descendants
 

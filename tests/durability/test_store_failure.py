@@ -29,8 +29,8 @@ def test_a_full_disk_stops_the_turn_with_one_line_and_keeps_what_was_recorded(
         tmp_path: Path) -> None:
     simulator = processes.spawn(
         [sys.executable, "-m", "fuseforks", "simulator", "--port", "0", "--rounds", "6",
-         "--call", "nik__live_view_image"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        text=True)
+         "--any-model", "--call", "nik__live_view_image"], stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, text=True)
     assert simulator.stdout is not None
     url = simulator.stdout.readline().strip().removeprefix("simulator: listening on ")
     config = tmp_path / "mcp.json"

@@ -76,7 +76,7 @@ def rig(folder: Path, wire: str) -> Iterator[Rig]:
 
     with start_blocking_portal() as portal:
         simulator_cm = portal.wrap_async_context_manager(
-            run_simulator(script=Script(call_tools=("served__blocks",))))
+            run_simulator(script=Script(call_tools=("served__blocks",)), any_model=True))
         with simulator_cm as simulator, portal.wrap_async_context_manager(
                 ToolHub([server])) as hub, portal.wrap_async_context_manager(Agent(
                     wire=wire, model=MODELS.get(wire, "sim-vision-1"),

@@ -23,7 +23,7 @@ THANKS = {"role": "user", "content": "Thanks."}
 
 
 async def respond(items: list[Any]) -> str:
-    async with run_simulator() as sim, httpx.AsyncClient() as http:
+    async with run_simulator(any_model=True) as sim, httpx.AsyncClient() as http:
         response = await http.post(
             f"{sim.base_urls['openai-responses']}/responses", headers={"authorization": "Bearer k"},
             json={"model": "gpt-sim", "input": items, "tools": [
@@ -62,7 +62,7 @@ async def test_gemini_sees_the_image_in_a_user_turn_after_a_text_turn() -> None:
                                                    "data": b64(red_green())}}]},
         {"role": "user", "parts": [{"text": "Name the colours."}]},
     ], "tools": [{"functionDeclarations": [{"name": "camera_snapshot"}]}]}
-    async with run_simulator() as sim, httpx.AsyncClient() as http:
+    async with run_simulator(any_model=True) as sim, httpx.AsyncClient() as http:
         response = await http.post(f"{sim.base_urls['gemini']}/models/gemini-3-sim:generateContent",
                                    headers={"x-goog-api-key": "k"}, json=body)
     assert response.status_code == 200, response.text
@@ -74,7 +74,7 @@ async def test_an_image_in_a_message_must_say_its_detail() -> None:
     type does not): the strict simulator refuses a message image without it."""
     bare = {"role": "user", "content": [
         {"type": "input_image", "image_url": f"data:image/png;base64,{b64(red_green())}"}]}
-    async with run_simulator() as sim, httpx.AsyncClient() as http:
+    async with run_simulator(any_model=True) as sim, httpx.AsyncClient() as http:
         response = await http.post(
             f"{sim.base_urls['openai-responses']}/responses", headers={"authorization": "Bearer k"},
             json={"model": "gpt-sim", "input": [QUESTION, CALL, OUTPUT, bare]})

@@ -25,7 +25,7 @@ from fuseforks.simulator import (
 from fuseforks.wires import Endpoint, HttpRequest, get_wire
 from fuseforks.wires.base import Wire
 from fuseforks.wires.http import ProviderClient, RetryPolicy
-from tests.wires.helpers import tool_round, two_colour, two_colour_jpeg
+from tests.wires.helpers import MODEL_OF, tool_round, two_colour, two_colour_jpeg
 
 FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01)
 SEEN = "I see 1 image. image 1: left half green, right half magenta."
@@ -204,5 +204,5 @@ async def test_every_wire_sees_alternately_placed_images(wire: str) -> None:
     async with run_simulator() as sim, ProviderClient(
             wire, Endpoint(sim.base_urls[wire], "k"), policy=FAST) as client:
         vault = ImageVault()
-        response = await client.chat(snapshot(vault, "sim-vision-1", "alternate"), vault)
+        response = await client.chat(snapshot(vault, MODEL_OF[wire], "alternate"), vault)
     assert response.text == SEEN

@@ -76,7 +76,7 @@ async def _anthropic_round(client: anthropic.AsyncAnthropic, *, trailing_user_im
 
 
 async def test_anthropic_sdk_with_an_api_key_does_a_tool_round_with_an_image() -> None:
-    async with run_simulator() as sim:
+    async with run_simulator(any_model=True) as sim:
         client = anthropic.AsyncAnthropic(api_key="k", base_url=sim.base_urls["anthropic"],
                                           max_retries=0)
         async with client:
@@ -84,7 +84,7 @@ async def test_anthropic_sdk_with_an_api_key_does_a_tool_round_with_an_image() -
 
 
 async def test_anthropic_sdk_with_a_bearer_token_is_accepted() -> None:
-    async with run_simulator() as sim:
+    async with run_simulator(any_model=True) as sim:
         client = anthropic.AsyncAnthropic(auth_token="k", base_url=sim.base_urls["anthropic"],
                                           max_retries=0)
         async with client:
@@ -103,7 +103,7 @@ async def test_anthropic_without_a_key_is_refused_in_anthropics_shape() -> None:
 
 
 async def test_anthropic_refuses_an_unknown_tool_type() -> None:
-    async with run_simulator() as sim:
+    async with run_simulator(any_model=True) as sim:
         client = anthropic.AsyncAnthropic(api_key="k", base_url=sim.base_urls["anthropic"],
                                           max_retries=0)
         async with client:
@@ -129,7 +129,7 @@ async def test_openai_chat_sdk_does_a_tool_round_with_the_image_after_the_tool_m
     trailing_system: bool,
 ) -> None:
     async with (
-        run_simulator() as sim,
+        run_simulator(any_model=True) as sim,
         openai.AsyncOpenAI(api_key="k", base_url=sim.base_urls["openai-compat"], max_retries=0) as client,
     ):
         question: Any = {"role": "user", "content": "What does the camera see?"}
@@ -194,7 +194,7 @@ def test_the_simulator_knows_every_field_the_sdk_declares() -> None:
 @pytest.mark.parametrize("wire", ["openai-responses", "xai-responses"])
 async def test_openai_responses_sdk_does_a_tool_round_with_an_image(wire: str) -> None:
     async with (
-        run_simulator() as sim,
+        run_simulator(any_model=True) as sim,
         openai.AsyncOpenAI(api_key="k", base_url=sim.base_urls[wire], max_retries=0) as client,
     ):
         extra: dict[str, Any] = {
@@ -226,7 +226,7 @@ async def test_openai_responses_sdk_does_a_tool_round_with_an_image(wire: str) -
 
 async def test_responses_refuse_an_unknown_parameter_with_openais_body() -> None:
     async with (
-        run_simulator() as sim,
+        run_simulator(any_model=True) as sim,
         openai.AsyncOpenAI(api_key="k", base_url=sim.base_urls["openai-responses"], max_retries=0) as client,
     ):
         with pytest.raises(openai.BadRequestError) as refused:
@@ -257,7 +257,7 @@ async def test_google_genai_sdk_does_a_tool_round_with_an_image(version: str) ->
             category=gtypes.HarmCategory.HARM_CATEGORY_HARASSMENT,
             threshold=gtypes.HarmBlockThreshold.BLOCK_ONLY_HIGH)],
         candidate_count=1, response_modalities=["TEXT"], max_output_tokens=256, temperature=0.2)
-    async with run_simulator() as sim:
+    async with run_simulator(any_model=True) as sim:
         client = _genai(sim.base_urls["gemini"], version)
         question = gtypes.Content(role="user", parts=[gtypes.Part(text="What does it see?")])
         first = await client.aio.models.generate_content(model="gemini-3-sim",
@@ -296,7 +296,7 @@ async def test_gemini_takes_snake_case_fields_and_url_safe_base64() -> None:
                                                         "data": image}}]},
         ],
     }
-    async with run_simulator() as sim, httpx.AsyncClient() as http:
+    async with run_simulator(any_model=True) as sim, httpx.AsyncClient() as http:
         response = await http.post(f"{sim.base_urls['gemini']}/models/gemini-3-sim:generateContent",
                                    headers={"x-goog-api-key": "k"}, json=body)
     assert response.status_code == 200, response.text
@@ -304,7 +304,7 @@ async def test_gemini_takes_snake_case_fields_and_url_safe_base64() -> None:
 
 
 async def test_gemini_still_refuses_unknown_fields_with_googles_shape() -> None:
-    async with run_simulator() as sim:
+    async with run_simulator(any_model=True) as sim:
         client = genai.Client(api_key="k", http_options=gtypes.HttpOptions(
             base_url=sim.base_urls["gemini"].rsplit("/", 1)[0],
             extra_body={"reasoning_effort": "low"}))
@@ -318,7 +318,7 @@ async def test_gemini_still_refuses_unknown_fields_with_googles_shape() -> None:
 async def test_gemini_refuses_base64_that_is_neither_alphabet() -> None:
     body = {"contents": [{"role": "user", "parts": [
         {"inline_data": {"mime_type": "image/png", "data": "iVBO*w0K"}}]}]}
-    async with run_simulator() as sim, httpx.AsyncClient() as http:
+    async with run_simulator(any_model=True) as sim, httpx.AsyncClient() as http:
         response = await http.post(f"{sim.base_urls['gemini']}/models/gemini-3-sim:generateContent",
                                    headers={"x-goog-api-key": "k"}, json=body)
     assert response.status_code == 400

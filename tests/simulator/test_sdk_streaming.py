@@ -66,7 +66,7 @@ def _anthropic_answer_turn(call_id: str) -> dict[str, Any]:
 
 
 async def test_anthropic_message_stream_does_a_tool_round_with_an_image() -> None:
-    async with run_simulator(script=SCRIPT) as sim, _anthropic(sim.base_urls["anthropic"]) as client:
+    async with run_simulator(script=SCRIPT, any_model=True) as sim, _anthropic(sim.base_urls["anthropic"]) as client:
         question: Any = {"role": "user", "content": QUESTION}
         async with client.messages.stream(model="claude-sim", max_tokens=256,
                                           messages=[question], tools=ANTHROPIC_TOOLS) as stream:
@@ -99,7 +99,7 @@ async def test_anthropic_message_stream_does_a_tool_round_with_an_image() -> Non
 
 
 async def test_anthropic_create_stream_true_yields_the_raw_events() -> None:
-    async with run_simulator(script=SCRIPT) as sim, _anthropic(sim.base_urls["anthropic"]) as client:
+    async with run_simulator(script=SCRIPT, any_model=True) as sim, _anthropic(sim.base_urls["anthropic"]) as client:
         question: Any = {"role": "user", "content": QUESTION}
         calling = await client.messages.create(model="claude-sim", max_tokens=256, stream=True,
                                                messages=[question], tools=ANTHROPIC_TOOLS)
@@ -131,7 +131,7 @@ async def test_anthropic_create_stream_true_yields_the_raw_events() -> None:
 
 
 async def test_anthropic_stream_on_the_wire_has_event_and_data_lines_and_a_ping() -> None:
-    async with run_simulator() as sim, httpx.AsyncClient() as http:
+    async with run_simulator(any_model=True) as sim, httpx.AsyncClient() as http:
         response = await http.post(
             f"{sim.base_urls['anthropic']}/v1/messages",
             headers={"x-api-key": "k", "anthropic-version": "2023-06-01"},
@@ -156,7 +156,7 @@ async def test_anthropic_stream_on_the_wire_has_event_and_data_lines_and_a_ping(
 
 async def test_anthropic_sdk_reports_a_cut_stream_as_a_connection_error() -> None:
     received: list[str] = []
-    async with run_simulator() as sim, _anthropic(sim.base_urls["anthropic"]) as client:
+    async with run_simulator(any_model=True) as sim, _anthropic(sim.base_urls["anthropic"]) as client:
         sim.inject(Fault.cut(wire="anthropic"))
         with pytest.raises(Exception) as cut:  # its form: asserted below
             async with client.messages.stream(
@@ -171,7 +171,7 @@ async def test_anthropic_sdk_reports_a_cut_stream_as_a_connection_error() -> Non
 
 
 async def test_anthropic_refusals_before_a_stream_stay_json_errors() -> None:
-    async with run_simulator() as sim, httpx.AsyncClient() as http:
+    async with run_simulator(any_model=True) as sim, httpx.AsyncClient() as http:
         response = await http.post(
             f"{sim.base_urls['anthropic']}/v1/messages",
             headers={"anthropic-version": "2023-06-01"},
@@ -207,7 +207,7 @@ def _chat_messages(question: Any, call: dict[str, Any]) -> list[Any]:
 async def test_openai_chat_stream_does_a_tool_round_with_an_image(include_usage: bool) -> None:
     options: Any = {"stream_options": {"include_usage": True}} if include_usage else {}
     async with (
-        run_simulator(script=SCRIPT) as sim,
+        run_simulator(script=SCRIPT, any_model=True) as sim,
         openai.AsyncOpenAI(api_key="k", base_url=sim.base_urls["openai-compat"],
                            max_retries=0) as client,
     ):
@@ -249,7 +249,7 @@ async def test_openai_chat_stream_does_a_tool_round_with_an_image(include_usage:
 
 async def test_openai_chat_stream_helper_puts_the_completion_together() -> None:
     async with (
-        run_simulator(script=SCRIPT) as sim,
+        run_simulator(script=SCRIPT, any_model=True) as sim,
         openai.AsyncOpenAI(api_key="k", base_url=sim.base_urls["openai-compat"],
                            max_retries=0) as client,
     ):
@@ -282,7 +282,7 @@ async def test_openai_chat_stream_helper_puts_the_completion_together() -> None:
 
 
 async def test_openai_chat_stream_ends_with_done_on_the_wire() -> None:
-    async with run_simulator() as sim, httpx.AsyncClient() as http:
+    async with run_simulator(any_model=True) as sim, httpx.AsyncClient() as http:
         response = await http.post(
             f"{sim.base_urls['openai-compat']}/chat/completions",
             headers={"authorization": "Bearer k"},
@@ -303,7 +303,7 @@ async def test_openai_chat_stream_ends_with_done_on_the_wire() -> None:
 async def test_openai_chat_sdk_reports_a_cut_stream_as_a_connection_error() -> None:
     received: list[str | None] = []
     async with (
-        run_simulator() as sim,
+        run_simulator(any_model=True) as sim,
         openai.AsyncOpenAI(api_key="k", base_url=sim.base_urls["openai-compat"],
                            max_retries=0) as client,
     ):
@@ -320,7 +320,7 @@ async def test_openai_chat_sdk_reports_a_cut_stream_as_a_connection_error() -> N
 
 async def test_openai_chat_refuses_stream_options_without_stream() -> None:
     async with (
-        run_simulator() as sim,
+        run_simulator(any_model=True) as sim,
         openai.AsyncOpenAI(api_key="k", base_url=sim.base_urls["openai-compat"],
                            max_retries=0) as client,
     ):
@@ -346,7 +346,7 @@ def _responses_output(call_id: str) -> dict[str, Any]:
 @pytest.mark.parametrize("wire", ["openai-responses", "xai-responses"])
 async def test_openai_responses_stream_does_a_tool_round_with_an_image(wire: str) -> None:
     async with (
-        run_simulator(script=SCRIPT) as sim,
+        run_simulator(script=SCRIPT, any_model=True) as sim,
         openai.AsyncOpenAI(api_key="k", base_url=sim.base_urls[wire], max_retries=0) as client,
     ):
         question: Any = {"role": "user", "content": QUESTION}
@@ -378,7 +378,7 @@ async def test_openai_responses_stream_does_a_tool_round_with_an_image(wire: str
 
 async def test_openai_responses_create_stream_true_numbers_every_event() -> None:
     async with (
-        run_simulator(script=SCRIPT) as sim,
+        run_simulator(script=SCRIPT, any_model=True) as sim,
         openai.AsyncOpenAI(api_key="k", base_url=sim.base_urls["openai-responses"],
                            max_retries=0) as client,
     ):
@@ -420,7 +420,7 @@ async def test_openai_responses_create_stream_true_numbers_every_event() -> None
 async def test_openai_responses_sdk_raises_api_connection_error_on_a_cut_stream() -> None:
     received: list[str] = []
     async with (
-        run_simulator() as sim,
+        run_simulator(any_model=True) as sim,
         openai.AsyncOpenAI(api_key="k", base_url=sim.base_urls["openai-responses"],
                            max_retries=0) as client,
     ):
@@ -445,7 +445,7 @@ GEMINI_CONFIG = gtypes.GenerateContentConfig(tools=[gtypes.Tool(function_declara
 
 @pytest.mark.parametrize("version", ["v1beta", "v1"])
 async def test_google_genai_stream_does_a_tool_round_with_an_image(version: str) -> None:
-    async with run_simulator(script=SCRIPT) as sim:
+    async with run_simulator(script=SCRIPT, any_model=True) as sim:
         client = _genai(sim.base_urls["gemini"], version)
         question = gtypes.Content(role="user", parts=[gtypes.Part(text=QUESTION)])
         first = [c async for c in await client.aio.models.generate_content_stream(
@@ -478,7 +478,7 @@ async def test_google_genai_stream_does_a_tool_round_with_an_image(version: str)
 async def test_gemini_streams_sse_with_alt_sse_and_a_json_array_without() -> None:
     body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
     url = "{}/models/gemini-3-sim:{}"
-    async with run_simulator() as sim, httpx.AsyncClient(headers={"x-goog-api-key": "k"}) as http:
+    async with run_simulator(any_model=True) as sim, httpx.AsyncClient(headers={"x-goog-api-key": "k"}) as http:
         sse = await http.post(url.format(sim.base_urls["gemini"], "streamGenerateContent?alt=sse"),
                               json=body)
         array = await http.post(url.format(sim.base_urls["gemini"], "streamGenerateContent"),
@@ -501,7 +501,7 @@ async def test_gemini_streams_sse_with_alt_sse_and_a_json_array_without() -> Non
 
 async def test_google_genai_reports_a_cut_stream_as_a_connection_error() -> None:
     received: list[str | None] = []
-    async with run_simulator() as sim:
+    async with run_simulator(any_model=True) as sim:
         client = _genai(sim.base_urls["gemini"], "v1beta")
         sim.inject(Fault.cut(wire="gemini"))
         with pytest.raises(Exception) as cut:  # its form: asserted below
@@ -513,7 +513,7 @@ async def test_google_genai_reports_a_cut_stream_as_a_connection_error() -> None
 
 
 async def test_google_genai_stream_refusal_stays_a_json_client_error() -> None:
-    async with run_simulator() as sim:
+    async with run_simulator(any_model=True) as sim:
         client = genai.Client(api_key="k", http_options=gtypes.HttpOptions(
             base_url=sim.base_urls["gemini"].rsplit("/", 1)[0],
             extra_body={"reasoning_effort": "low"}))
@@ -533,7 +533,7 @@ async def test_google_genai_stream_refusal_stays_a_json_client_error() -> None:
 
 
 async def test_older_faults_still_hit_streamed_requests() -> None:
-    async with run_simulator() as sim, _anthropic(sim.base_urls["anthropic"]) as client:
+    async with run_simulator(any_model=True) as sim, _anthropic(sim.base_urls["anthropic"]) as client:
         sim.inject(Fault.error(529, wire="anthropic"), Fault.drop(wire="anthropic"))
         hi: Any = [{"role": "user", "content": "hi"}]
         with pytest.raises(anthropic.APIStatusError) as overloaded:
@@ -550,7 +550,7 @@ async def test_older_faults_still_hit_streamed_requests() -> None:
 
 
 async def test_a_cut_whole_answer_sends_half_its_body() -> None:
-    async with run_simulator() as sim, httpx.AsyncClient() as http:
+    async with run_simulator(any_model=True) as sim, httpx.AsyncClient() as http:
         sim.inject(Fault.cut(wire="openai-compat"))
         with pytest.raises(httpx.TransportError):
             await http.post(f"{sim.base_urls['openai-compat']}/chat/completions",
@@ -574,7 +574,7 @@ async def test_a_cut_whole_answer_sends_half_its_body() -> None:
 
 
 async def test_latency_delays_the_first_frame() -> None:
-    async with run_simulator(script=Script(latency=0.3)) as sim, httpx.AsyncClient() as http:
+    async with run_simulator(script=Script(latency=0.3), any_model=True) as sim, httpx.AsyncClient() as http:
         started = anyio.current_time()
         async with http.stream("POST", f"{sim.base_urls['openai-responses']}/responses",
                                headers={"authorization": "Bearer k"},

@@ -21,7 +21,7 @@ from fuseforks.simulator.eyes import describe
 from fuseforks.wires import WIRES, Endpoint, get_wire
 from fuseforks.wires.http import ProviderClient, RetryPolicy
 from tests.helpers import processes
-from tests.wires.helpers import TOOLS, snapshot_request, two_colour
+from tests.wires.helpers import MODEL_OF, TOOLS, snapshot_request, two_colour
 
 
 async def test_record_requests_writes_every_body_as_seq_dash_wire_json(tmp_path: Path) -> None:
@@ -30,7 +30,7 @@ async def test_record_requests_writes_every_body_as_seq_dash_wire_json(tmp_path:
         for wire in WIRES:
             vault = ImageVault()
             async with ProviderClient(wire, Endpoint(sim.base_urls[wire], "k")) as client:
-                await client.chat(snapshot_request(vault), vault)
+                await client.chat(snapshot_request(vault, model=MODEL_OF[wire]), vault)
             bodies.append(sim.received[-1].body)
     files = sorted((tmp_path / "rec").iterdir())
     assert [f.name for f in files] == [f"{n:04d}-{w}.json" for n, w in enumerate(WIRES, 1)]
@@ -50,7 +50,7 @@ async def test_faults_can_be_queued_over_http() -> None:
         async with ProviderClient("gemini", Endpoint(sim.base_urls["gemini"], "k"), policy=policy,
                                   on_retry=lambda n: statuses.append(n.status)) as client:
             vault = ImageVault()
-            await client.chat(snapshot_request(vault), vault)
+            await client.chat(snapshot_request(vault, model=MODEL_OF["gemini"]), vault)
     assert statuses == [503]
 
 
@@ -65,7 +65,8 @@ async def test_a_held_request_is_answered_once_released_over_http() -> None:
         answers: list[str] = []
 
         async def ask() -> None:
-            answers.append((await client.chat(snapshot_request(vault), vault)).text)
+            request = snapshot_request(vault, model=MODEL_OF["anthropic"])
+            answers.append((await client.chat(request, vault)).text)
 
         async with anyio.create_task_group() as group:
             group.start_soon(ask)
@@ -84,7 +85,8 @@ async def test_script_calls_named_tools_for_the_given_rounds() -> None:
         run_simulator(script=script) as sim,
         ProviderClient("anthropic", Endpoint(sim.base_urls["anthropic"], "k")) as client,
     ):
-        request = ChatRequest(model="m", messages=[UserMessage(text="hi")], tools=TOOLS)
+        request = ChatRequest(model=MODEL_OF["anthropic"], messages=[UserMessage(text="hi")],
+                              tools=TOOLS)
         first = await client.chat(request, ImageVault())
     assert [c.name for c in first.tool_calls] == ["camera_status"]
 
@@ -102,7 +104,8 @@ def test_cli_serves_as_a_real_subprocess(tmp_path: Path) -> None:
         base = first.removeprefix("simulator: listening on ")
         vault = ImageVault()
         http = get_wire("openai-responses").encode(
-            snapshot_request(vault), vault, Endpoint(f"{base}/openai/v1", "k"))
+            snapshot_request(vault, model=MODEL_OF["openai-responses"]), vault,
+            Endpoint(f"{base}/openai/v1", "k"))
         response = httpx.post(http.url, headers=http.headers, content=http.body, timeout=10)
         assert response.status_code == 200
         text = msgspec.json.decode(response.content)["output"][0]["content"][0]["text"]

@@ -11,12 +11,13 @@ import pytest
 from fuseforks.images.vault import ImageVault
 from fuseforks.simulator import run_simulator
 from fuseforks.wires import WIRES, Endpoint, get_wire
-from tests.wires.helpers import snapshot_request, two_colour
+from tests.wires.helpers import MODEL_OF, snapshot_request, two_colour
 
 
 def encoded(wire: str, base_url: str, key: str = "k") -> tuple[str, dict[str, str], dict[str, Any]]:
     vault = ImageVault()
-    request = get_wire(wire).encode(snapshot_request(vault), vault, Endpoint(base_url, key))
+    request = get_wire(wire).encode(snapshot_request(vault, model=MODEL_OF[wire]), vault,
+                                    Endpoint(base_url, key))
     return request.url, request.headers, msgspec.json.decode(request.body)
 
 

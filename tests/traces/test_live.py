@@ -172,7 +172,7 @@ from fuseforks.simulator import run_simulator
 from fuseforks.stores.memory import MemoryStore
 
 async def main():
-    async with run_simulator() as sim, Agent(
+    async with run_simulator(any_model=True) as sim, Agent(
             wire="openai-compat", model="m", base_url=sim.base_urls["openai-compat"],
             api_key="sk-probe", db=MemoryStore(), log=None) as agent:
         print((await agent.run("hello")).stop)

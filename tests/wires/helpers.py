@@ -17,6 +17,12 @@ from fuseforks.core.canonical import (
 )
 from fuseforks.images.vault import ImageVault
 
+MODEL_OF = {"anthropic": "claude-sonnet-5-5", "openai-compat": "gemini-3.5-flash-lite",
+            "gemini": "gemini-3.8-flash", "openai-responses": "gpt-6-sol",
+            "xai-responses": "grok-4.7", "meta-responses": "muse-spark-latest",
+            "perplexity-responses": "google/gemini-3.7-flash"}
+"""A model the simulator knows on each wire (the demo's), for a request whose model is no matter."""
+
 GREEN = (0, 255, 0)
 MAGENTA = (255, 0, 255)
 SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}

@@ -36,7 +36,7 @@ async def two_rounds(client: ProviderClient, vault: ImageVault, images: list[lis
 @pytest.mark.parametrize("wire", WIRES)
 async def test_two_colour_image_reaches_the_simulators_eyes(wire: str) -> None:
     async with (
-        run_simulator() as sim,
+        run_simulator(any_model=True) as sim,
         ProviderClient(wire, Endpoint(sim.base_urls[wire], "test-key")) as client,
     ):
         answer, _ = await two_rounds(client, ImageVault(), [[two_colour_jpeg()]])
@@ -47,7 +47,7 @@ async def test_two_colour_image_reaches_the_simulators_eyes(wire: str) -> None:
 @pytest.mark.parametrize("wire", ["anthropic", "gemini", "openai-responses"])
 async def test_webp_images_are_seen_natively(wire: str) -> None:
     async with (
-        run_simulator() as sim,
+        run_simulator(any_model=True) as sim,
         ProviderClient(wire, Endpoint(sim.base_urls[wire], "test-key")) as client,
     ):
         answer, _ = await two_rounds(client, ImageVault(), [[two_colour("WEBP")]], "image/webp")
@@ -56,7 +56,7 @@ async def test_webp_images_are_seen_natively(wire: str) -> None:
 
 async def test_openai_compat_carrier_after_two_consecutive_tool_results_is_seen() -> None:
     script = Script(call_tools=("camera_snapshot", "camera_status"))
-    async with run_simulator(script=script) as sim:
+    async with run_simulator(script=script, any_model=True) as sim:
         url = sim.base_urls["openai-compat"]
         async with ProviderClient("openai-compat", Endpoint(url, "test-key")) as client:
             answer, _ = await two_rounds(client, ImageVault(), [
@@ -71,7 +71,7 @@ async def test_openai_compat_carrier_after_two_consecutive_tool_results_is_seen(
 
 async def test_one_connection_is_reused_across_calls() -> None:
     async with (
-        run_simulator() as sim,
+        run_simulator(any_model=True) as sim,
         ProviderClient("anthropic", Endpoint(sim.base_urls["anthropic"], "k")) as client,
     ):
         await two_rounds(client, ImageVault(), [[two_colour_jpeg()]])

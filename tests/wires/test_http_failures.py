@@ -34,7 +34,7 @@ class Notes:
 
 async def test_429_with_retry_after_is_waited_out_then_succeeds() -> None:
     notes = Notes()
-    async with run_simulator() as sim:
+    async with run_simulator(any_model=True) as sim:
         sim.inject(Fault.error(429, retry_after=0.25))
         async with notes.client("openai-responses", sim.base_urls["openai-responses"]) as client:
             started = time.monotonic()
@@ -57,7 +57,7 @@ def _request_and_vault() -> tuple:
 
 async def test_500_five_times_gives_a_bounded_clear_final_error() -> None:
     notes = Notes()
-    async with run_simulator() as sim:
+    async with run_simulator(any_model=True) as sim:
         sim.inject(*[Fault.error(500)] * 5)
         async with notes.client("anthropic", sim.base_urls["anthropic"]) as client:
             with pytest.raises(WireUnavailable) as caught:
@@ -75,7 +75,7 @@ async def test_500_five_times_gives_a_bounded_clear_final_error() -> None:
 async def test_backoff_grows_exponentially_within_jitter() -> None:
     notes = Notes()
     policy = RetryPolicy(max_attempts=4, base_delay=0.02, max_delay=1.0, jitter=0.25)
-    async with run_simulator() as sim:
+    async with run_simulator(any_model=True) as sim:
         sim.inject(*[Fault.error(503)] * 3)
         async with notes.client("gemini", sim.base_urls["gemini"], policy=policy) as client:
             await client.chat(*_request_and_vault())
@@ -108,7 +108,7 @@ async def test_400_is_not_retried_and_is_reported_with_the_provider_code() -> No
 
 async def test_garbage_json_is_a_clear_error_and_not_retried() -> None:
     notes = Notes()
-    async with run_simulator() as sim:
+    async with run_simulator(any_model=True) as sim:
         sim.inject(Fault.garbage())
         async with notes.client("openai-compat", sim.base_urls["openai-compat"]) as client:
             with pytest.raises(WireGarbage) as caught:
@@ -122,7 +122,7 @@ async def test_garbage_json_is_a_clear_error_and_not_retried() -> None:
 
 async def test_a_dropped_connection_is_retried_then_succeeds() -> None:
     notes = Notes()
-    async with run_simulator() as sim:
+    async with run_simulator(any_model=True) as sim:
         sim.inject(Fault.drop())
         async with notes.client("xai-responses", sim.base_urls["xai-responses"]) as client:
             response = await client.chat(*_request_and_vault())
@@ -133,7 +133,7 @@ async def test_a_dropped_connection_is_retried_then_succeeds() -> None:
 
 async def test_connections_dropped_every_time_give_a_clear_final_error() -> None:
     notes = Notes()
-    async with run_simulator() as sim:
+    async with run_simulator(any_model=True) as sim:
         sim.inject(*[Fault.drop()] * 3)
         policy = RetryPolicy(max_attempts=3, base_delay=0.001)
         async with notes.client("meta-responses", sim.base_urls["meta-responses"], policy=policy) as client:
@@ -205,7 +205,7 @@ async def test_the_api_key_never_appears_in_errors_notices_or_logs(
     caplog.set_level(logging.DEBUG)
     notes = Notes()
     texts: list[str] = []
-    async with run_simulator() as sim:
+    async with run_simulator(any_model=True) as sim:
         sim.inject(Fault.error(429, retry_after=0), Fault.error(401, echo_key=True))
         async with notes.client(wire, sim.base_urls[wire], key=SENTINEL) as client:
             texts += [repr(client.endpoint), repr(client.wire.encode(*_encode_args(client)))]
@@ -226,7 +226,7 @@ def _encode_args(client: ProviderClient) -> tuple:
 
 async def test_a_read_timeout_is_retried_as_class_timeout() -> None:
     notes = Notes()
-    async with run_simulator() as sim:
+    async with run_simulator(any_model=True) as sim:
         sim.inject(Fault.stall(0.5))
         client = ProviderClient(
             "gemini", Endpoint(sim.base_urls["gemini"], "k"), policy=FAST,

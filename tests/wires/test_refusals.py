@@ -51,6 +51,14 @@ CASES: dict[str, tuple[str, int, str | None]] = {
     "openai-temperature-param-without-code": ("openai-compat", 400, "parameter"),
     # openai/openai-agents-python#458
     "openai-model-not-found": ("openai-responses", 404, "parameter"),
+    # anthropics/claude-code#5349: the field path first names the model
+    "anthropic-model-not-found": ("anthropic", 404, "parameter"),
+    # google-gemini/gemini-api-quickstart#20
+    "gemini-model-not-found": ("gemini", 404, "parameter"),
+    # xAI's docs, Advanced API Usage, Regional Endpoints (docs.x.ai)
+    "xai-model-not-found": ("xai-responses", 404, "parameter"),
+    # perplexityai/api-discussion#262: a 400 that must not blame the images
+    "perplexity-invalid-model": ("perplexity-responses", 400, "parameter"),
     # ChatGPTNextWeb/NextChat#2358: param "messages", but too long is not a parameter's fault
     "openai-context-length-exceeded": ("openai-compat", 400, "other"),
     # google-gemini/gemini-cli#27244 (list-wrapped)

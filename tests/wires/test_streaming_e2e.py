@@ -23,7 +23,7 @@ async def test_every_wire_streams_the_same_response_it_answers_whole(wire: str) 
     for stream in (False, True):
         deltas: list[str] = []
         async with (
-            run_simulator() as sim,
+            run_simulator(any_model=True) as sim,
             ProviderClient(wire, Endpoint(sim.base_urls[wire], "k")) as client,
         ):
             vault = ImageVault()
@@ -62,7 +62,7 @@ async def test_the_jpeg_resend_streams_too() -> None:
 async def test_a_stream_the_simulator_cuts_is_retried_from_the_start(wire: str) -> None:
     retries: list[RetryNotice] = []
     deltas: list[str] = []
-    async with run_simulator() as sim:
+    async with run_simulator(any_model=True) as sim:
         sim.inject(Fault.cut(wire=wire))
         async with ProviderClient(wire, Endpoint(sim.base_urls[wire], "k"), policy=FAST,
                                   on_retry=retries.append) as client:
