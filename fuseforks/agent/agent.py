@@ -241,10 +241,10 @@ class Agent(anyio.AsyncContextManagerMixin):
             if self._on_log_line is not None:
                 subscribers.append(LogWriter(self._on_log_line))
             # OpenTelemetry spans of each ended turn: for `tracer_provider`, else when the
-            # environment names an OTLP endpoint (fuseforks.traces; nothing otherwise)
+            # environment names an OTLP endpoint (fuseforks.traces; nothing otherwise). Closing
+            # the agent waits for no collector: the process's exit sends what is left.
             tracing = live_subscriber(self._tracer_provider)
             if tracing is not None:
-                stack.push_async_callback(tracing.aclose)  # after the bus: flushes the rest
                 subscribers.append(tracing)
             self._live = LiveModel(self.wire, self.model, self._endpoint,
                                    policy=self.settings.retry)

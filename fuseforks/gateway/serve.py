@@ -93,7 +93,6 @@ class Gateway:
                 subscribers.append(log)
             tracing = live_subscriber()
             if tracing is not None:
-                stack.push_async_callback(tracing.aclose)
                 subscribers.append(tracing)
             bus = await stack.enter_async_context(Bus(
                 subscribers, required=[StoreWriter(store)],

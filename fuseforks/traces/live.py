@@ -9,18 +9,19 @@ live; `fuseforks export --format otlp-json` shows it as cut.
 Tracing is on when the `Agent` is given a `tracer_provider`, or when the standard environment
 names an OTLP endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`)
 and the OpenTelemetry packages are installed (`fuseforks[otel]`). It never stops or delays a turn:
-a missing package or an unsupported protocol is one warning; a collector that does not take the
-spans is one warning line per outage (`otel.Guarded`), and an agent's exit waits for the last spans
-at most `SHUTDOWN_WAIT` seconds.
+a missing package or an unsupported protocol is one warning; the environment's spans go through
+the process's one export (`otel.LiveExport`: a bounded queue sent in the background), which
+neither a turn nor an agent's close waits for; the process's exit waits for its last spans at
+most `otel.EXIT_WAIT` seconds, and a collector that does not take them is one warning line per
+outage.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio.to_thread
 
@@ -30,10 +31,10 @@ from fuseforks.events.types import SessionEnded, TurnEnded
 from fuseforks.traces.spans import capture_content as content_switch
 from fuseforks.traces.spans import turn_spans
 
-_log = logging.getLogger("fuseforks.traces")
+if TYPE_CHECKING:
+    from fuseforks.traces.otel import LiveExport
 
-SHUTDOWN_WAIT = 2.0
-"""Seconds an agent's exit waits for its last spans to be taken."""
+_log = logging.getLogger("fuseforks.traces")
 
 
 class TracerProviderLike(Protocol):
@@ -46,17 +47,24 @@ class SpanSubscriber:
     """A bus subscriber sending each ended turn's spans to `tracer_provider`.
 
     `capture_content`: attach prompts, answers and tool bodies; by default the conventions'
-    switch `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` decides. `owned`: the subscriber
-    made the provider, and shuts it down (sending what is left) when closed."""
+    switch `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` decides. A provider given is its
+    owner's: the subscriber never shuts it down."""
 
     name = "traces"
 
     def __init__(self, tracer_provider: TracerProviderLike, *,
-                 capture_content: bool | None = None, owned: bool = False) -> None:
+                 capture_content: bool | None = None) -> None:
         self.provider = tracer_provider
         self.capture_content = content_switch() if capture_content is None else capture_content
-        self._owned = owned
         self._turns: dict[str, list[Envelope]] = {}
+        self._export: LiveExport | None = None
+
+    @classmethod
+    def for_export(cls, export: LiveExport) -> SpanSubscriber:
+        """A subscriber handing its spans to the process's export of the environment."""
+        subscriber = cls(export.provider)
+        subscriber._export = export
+        return subscriber
 
     async def handle(self, batch: Sequence[Envelope]) -> None:
         ended = []
@@ -70,34 +78,14 @@ class SpanSubscriber:
 
         for envelopes in ended:
             spans = turn_spans(envelopes, capture_content=self.capture_content)
-            await anyio.to_thread.run_sync(emit, spans, self.provider)
+            if self._export is not None:
+                await anyio.to_thread.run_sync(self._export.emit, spans)
+            else:
+                await anyio.to_thread.run_sync(emit, spans, self.provider)
 
     @property
     def open_turns(self) -> int:
         return len(self._turns)
-
-    async def aclose(self) -> None:
-        """Shut down a provider this subscriber made, sending what is left — waiting for that at
-        most `SHUTDOWN_WAIT` seconds: a collector that does not answer must not hold the
-        program (the exporter's own timeout may be minutes)."""
-        if not self._owned:
-            return
-        done = threading.Event()
-
-        def shut_down() -> None:
-            self._shutdown()
-            done.set()
-
-        # A daemon thread of its own: one left waiting on a collector must not hold the exit.
-        threading.Thread(target=shut_down, name="fuseforks-traces-shutdown", daemon=True).start()
-        if not await anyio.to_thread.run_sync(done.wait, SHUTDOWN_WAIT):
-            _log.warning("traces: the collector did not take the last spans within %g s; they "
-                         "are dropped", SHUTDOWN_WAIT)
-
-    def _shutdown(self) -> None:
-        shutdown = getattr(self.provider, "shutdown", None)
-        if shutdown is not None:
-            shutdown()
 
 
 def configured(environ: Mapping[str, str] | None = None) -> bool:
@@ -120,14 +108,14 @@ def live_subscriber(tracer_provider: TracerProviderLike | None = None) -> SpanSu
     if not configured():
         return None
     try:
-        from fuseforks.traces.otel import provider_from_env
+        from fuseforks.traces.otel import live_export
     except ImportError as error:
         _log.warning("OTEL_EXPORTER_OTLP_ENDPOINT is set but the OpenTelemetry packages are not "
                      "installed (%s): no traces; install fuseforks[otel]", error)
         return None
     try:
-        provider = provider_from_env()
+        export = live_export()
     except FuseforksError as error:
         _log.warning("no traces: %s", error)
         return None
-    return SpanSubscriber(provider, owned=True)
+    return SpanSubscriber.for_export(export)

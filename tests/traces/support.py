@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import socket
 import threading
 from collections.abc import Iterable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -170,6 +171,44 @@ class Receiver:
     def spans(self) -> list[Span]:
         return [span for request in self.requests for resource in request.resource_spans
                 for scope in resource.scope_spans for span in scope.spans]
+
+
+def refused_port() -> int:
+    """A port on 127.0.0.1 nothing listens on: a connection to it is refused."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+class SilentCollector:
+    """A TCP port that takes connections and never answers: a collector that hangs."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self._listener.getsockname()[1]
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self._held: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self._listener.accept()
+            except OSError:
+                return
+            self._held.append(connection)
+
+    def __enter__(self) -> SilentCollector:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._listener.close()
+        for connection in self._held:
+            connection.close()
 
 
 def attributes(values: Iterable[KeyValue]) -> dict[str, Any]:
