@@ -1,6 +1,7 @@
-"""Liveness, measured: how long the bus stalls when the relay's leader is stopped, and how long a
-turn waits when its worker is killed — on a real PostgreSQL, a real NATS with JetStream, worker
-processes, the simulator and the demo camera, all on this machine's cores.
+"""Liveness, measured: how long the bus stalls when the relay's leader is stopped, how long a turn
+waits when its worker is killed or stopped, and what the leases cost — on a real PostgreSQL, a
+real NATS with JetStream, worker processes, the simulator and the demo camera, all on this
+machine's cores.
 
 - relay: `STOPS` times, the current lease holder (read from the lease itself) is SIGSTOPped while
   a writer commits an event every 50 ms; the figure is the time from the SIGSTOP to the first
@@ -14,6 +15,12 @@ processes, the simulator and the demo camera, all on this machine's cores.
   time, taken by the worker that took it over; same machine, same clock). A fresh worker takes
   the killed one's place. Done with 2 and 3 workers and 1 and 3 turns in flight per worker, to
   show how it scales; the goal is p95 <= 3 s.
+- stall: the same with SIGSTOP instead of SIGKILL (the worker's sessions stay open: only its
+  leases running out free its turns), the stopped worker continued once they are taken over; the
+  goal is p95 <= 5 s.
+- renewals: one worker with 8 turns in flight, for `WINDOW` seconds: its lease renewals a second
+  (each one statement for every lease it holds), their share of the store's statements and of
+  the worker's CPU (the CPU of one renewal measured apart, on the same server).
 """
 
 from __future__ import annotations
@@ -29,28 +36,28 @@ from datetime import datetime
 from pathlib import Path
 
 import anyio
-import msgspec
 import psycopg
 
 from fuseforks.events.sequencer import Sequencer, SystemClock
 from fuseforks.events.types import RoundStarted
-from fuseforks.jetstream.lease import LEASE, WATCH, LeaseValue
+from fuseforks.jetstream.lease import LEASE, RENEW, WATCH, Leases
 from fuseforks.jetstream.streams import (
     EVENTS_STREAM,
     EVENTS_SUBJECT,
     LEASE_HEADER,
-    RELAY_BUCKET,
     connect,
 )
 from fuseforks.jetstream.work import WorkRequest
+from fuseforks.stores.leases import LeaseTable
 from fuseforks.stores.postgres import PostgresStore
-from fuseforks.stores.postgres_sql import EVENTS
+from fuseforks.stores.postgres_sql import EVENTS, LEASES
 from tests.stores.server import fresh_database, server
 from tests.workers.harness import Cluster
 from tests.workers.nats_server import nats_server
 
 STOPS = 10
 KILLS = 20
+WINDOW = 10.0
 LATENCY = 2.0
 SHAPES = ((2, 1), (3, 1), (3, 3))
 """(workers, turns in flight per worker) of the takeover runs."""
@@ -95,10 +102,9 @@ async def relay_stops(cluster: Cluster, url: str, nats_url: str) -> tuple[list[f
     """Stop the lease holder `STOPS` times: the lags, and the messages published by a holder
     after it lost the lease."""
     store = PostgresStore(url)
-    key = f"lease-{store.identity()}"
+    key = f"relay-{store.identity()}"
     connection = await connect(nats_url)
     js = connection.jetstream()
-    kv = await js.key_value(RELAY_BUCKET)
     published = Published()
     subscription = await js.subscribe(f"{EVENTS_SUBJECT}.*", stream=EVENTS_STREAM,
                                       ordered_consumer=True)
@@ -120,8 +126,7 @@ async def relay_stops(cluster: Cluster, url: str, nats_url: str) -> tuple[list[f
         for _ in range(STOPS):
             await published.first_after(0, "")
             old = published.seen[-1][1]
-            entry = await kv.get(key)
-            holder = msgspec.json.decode(entry.value or b"{}", type=LeaseValue).holder
+            holder = lease_holder(url, key)
             pid = cluster.workers[holder].pid
             steps = cluster.stderr(holder).count("stopped relaying")
             stopped = time.monotonic()
@@ -138,6 +143,12 @@ async def relay_stops(cluster: Cluster, url: str, nats_url: str) -> tuple[list[f
     await connection.close()
     store.close()
     return lags, late
+
+
+def lease_holder(url: str, name: str) -> str:
+    with psycopg.connect(url) as connection:
+        row = connection.execute(f"SELECT holder FROM {LEASES} WHERE name = %s", [name]).fetchone()
+    return str(row[0]) if row else ""
 
 
 def relay() -> None:
@@ -181,7 +192,9 @@ def ended(url: str) -> int:
     return int(row[0]) if row else 0
 
 
-def kills(workers: int, in_flight: int, times: int) -> list[float]:
+def kills(workers: int, in_flight: int, times: int, signum: int = signal.SIGKILL) -> list[float]:
+    """SIGKILL (or SIGSTOP, continued once its turns are taken over, then replaced as well) a
+    worker with turns in flight `times` times: the latencies to each turn's `TurnTakenOver`."""
     latencies: list[float] = []
     with fresh_database() as url, tempfile.TemporaryDirectory() as root:
         nats = nats_server()
@@ -205,11 +218,18 @@ def kills(workers: int, in_flight: int, times: int) -> list[float]:
                     victim = by[ids[0]]
                     theirs = [t for t in ids if by[t] == victim]
                     killed_at = time.time()
-                    cluster.kill(victim)
-                    cluster.workers[victim].wait(timeout=30)
+                    cluster.kill(victim, signum)
+                    if signum == signal.SIGKILL:
+                        cluster.workers[victim].wait(timeout=30)
                     cluster.wait_for(lambda t=theirs: len(taken_over(url, t)) == len(t), 120,
                                      "the killed worker's turns to be taken over")
                     latencies += [at - killed_at for at in taken_over(url, theirs).values()]
+                    if signum != signal.SIGKILL:  # continued: it finds its turns gone, then goes
+                        cluster.kill(victim, signal.SIGCONT)
+                        cluster.wait_for(lambda v=victim: "another worker took it over"
+                                         in cluster.stderr(v), 60, "it to find them gone")
+                        cluster.kill(victim, signal.SIGKILL)
+                        cluster.workers[victim].wait(timeout=30)
                     replacement = f"w{workers + kill + 1}"
                     cluster.start_worker(replacement)
                     del cluster.workers[victim]
@@ -220,9 +240,90 @@ def kills(workers: int, in_flight: int, times: int) -> list[float]:
     return latencies
 
 
+def cpu_seconds(pid: int) -> float:
+    """A process's CPU time so far (user and system), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def store_counters(url: str) -> tuple[int, int]:
+    """(transactions committed in the database — every statement of an autocommit session is
+    one —, rows of the lease table updated), from the server's statistics."""
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("SELECT pg_stat_force_next_flush()")
+        row = connection.execute(
+            "SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()),"
+            f" (SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = '{LEASES}')").fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1] or 0)
+
+
+def renewal_cpu(url: str, held: int = 9, times: int = 400) -> tuple[float, float]:
+    """(median wall seconds, CPU seconds per renewal) of `held` leases renewed together."""
+    table = LeaseTable(url)
+    leases = Leases(table, "bench")
+
+    async def measure() -> tuple[float, float]:
+        for n in range(held):
+            assert await leases.take(f"turn:bench-{n}") is not None
+        walls = []
+        cpu = time.process_time()
+        for _ in range(times):
+            started = time.perf_counter()
+            await leases.renew()
+            walls.append(time.perf_counter() - started)
+        return statistics.median(walls), (time.process_time() - cpu) / times
+
+    try:
+        return anyio.run(measure)
+    finally:
+        table.close()
+
+
+def renewals() -> None:
+    with fresh_database() as url, tempfile.TemporaryDirectory() as root:
+        PostgresStore(url).close()
+        wall, cpu = renewal_cpu(url)
+        nats = nats_server()
+        try:
+            with Cluster(url, nats.url, Path(root), latency=0.5, rounds=6,
+                         concurrency=8) as cluster:
+                cluster.start_workers("w1")
+                pid = cluster.workers["w1"].pid
+                batch = [WorkRequest(turn_id=f"turn-renew-{i}", wire=WIRE, model=MODEL,
+                                     agent="bench", request="Look at the camera.")
+                         for i in range(64)]
+                cluster.submit(batch)
+                cluster.wait_for(lambda: cluster.counts()[0] >= 8, 120, "8 turns in flight")
+                statements, updated = store_counters(url)
+                spent = cpu_seconds(pid)
+                time.sleep(WINDOW)
+                statements = store_counters(url)[0] - statements - 2  # our own two reads
+                updated = store_counters(url)[1] - updated
+                spent = cpu_seconds(pid) - spent
+                begun, done = cluster.counts()
+        finally:
+            nats.close()
+    per_second = 1 / RENEW
+    print(f"lease renewals, one worker with 8 turns in flight ({begun - done} running at the "
+          f"end): {per_second:g} renewal statements a second (each renews every lease it holds: "
+          f"{updated / WINDOW / per_second:.1f} leases a statement here); one renewal of 9 "
+          f"leases takes {wall * 1e3:.2f} ms, {cpu * 1e3:.2f} ms of the worker's CPU; renewals "
+          f"are {per_second * WINDOW / max(statements, 1):.1%} of the store's "
+          f"{statements / WINDOW:.0f} statements a second and "
+          f"{per_second * cpu / (spent / WINDOW):.1%} of the worker's CPU "
+          f"({spent / WINDOW:.2f} s a second)")
+
+
 def main() -> None:
     server()
     relay()
+    renewals()
+    stalls = kills(2, 1, KILLS, signal.SIGSTOP)
+    print(f"worker SIGSTOPped with a turn in flight (2 workers, the provider answering after "
+          f"{LATENCY:g} s; {KILLS} stops, continued after): SIGSTOP -> TurnTakenOver "
+          f"{spread(stalls)} (goal p95 <= 5 s; bound: lease {LEASE:g} s + a look "
+          f"{WATCH:g} s + the roster's)")
     every: list[float] = []
     for workers, in_flight in SHAPES:
         times = KILLS if in_flight == 1 else KILLS // 4

@@ -95,9 +95,10 @@ class BusError(FuseforksError):
     """The message bus could not be reached or refused an operation."""
 
 
-class LeaseLost(BusError):
-    """Another relay took over the relay's lease: this one's writes to it are refused, and it
-    publishes nothing more (`fuseforks.jetstream.lease`)."""
+class LeaseLost(ConcurrencyError):
+    """A lease this process held — a turn's, the relay's — was taken over after it ran out: the
+    writes it makes under its old epoch are refused (a turn's appends, the relay's position),
+    and it does nothing more under it (`fuseforks.stores.leases`)."""
 
 
 class HandedBack(FuseforksError):

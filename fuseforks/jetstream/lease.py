@@ -1,132 +1,153 @@
-"""The relay's lease: which relay publishes, kept only while it renews it.
+"""A process's leases, as their holder sees them: the relay's leadership and each turn a worker
+runs, taken, renewed together and given up through one primitive (the table and its rules:
+`fuseforks.stores.leases`).
 
-Why a lease and not a lock held by a connection: a relay that is stopped — SIGSTOP, a long pause,
-a virtual machine moved — keeps its connections, and a lock with them; the others would wait for
-as long as it sleeps, and the whole bus with them. A lease runs out unless its holder renews it,
-so a holder that stops renewing, for whatever reason, is replaced within a bound.
+The holder's view runs out first. A lease counts, for its holder, from the moment before it sent
+the renewal that kept it (its own monotonic clock); on the server, from when the renewal ran. So
+while the holder believes it holds a lease, nobody else can have taken it — and once its own
+view has run out, it does nothing more under it: the relay publishes nothing, a turn sends no
+request and calls no tool, its writes carrying the lease's epoch being refused anyway once
+another holder took it (`Lease.fence`).
 
-Where it lives: one key of the relay bucket per store (`lease-<store id>` in `FUSEFORKS_RELAY`),
-whose value names the holder and the store position it has published up to. Every write is
-checked against the key's revision (`update(last=revision)`), and the revision is the fencing
-token: whoever takes the lease writes a new revision, so the writes of a holder that lost it —
-its renewals, and with them its position — are refused, whatever it believes. The bucket lives
-where the position must live anyway, beside the stream it describes (a new NATS deployment
-starts both afresh), and its time is each process's own monotonic clock, never two clocks
-compared.
-
-Timing (`LEASE` 3 s, renewed every `RENEW` 0.5 s, looked at every `WATCH` 0.5 s):
-- the holder holds the lease until `LEASE` after it *sent* its last renewal that succeeded, by
-  its own clock; past that it publishes nothing (the relay checks before every message) and
-  steps down;
-- a follower reads the key every `WATCH`; a revision it has seen unchanged for `LEASE` of its own
-  clock has run out, and it takes the lease over with `update(last=that revision)` (one follower
-  wins). A follower sees a revision only after the holder sent it, so the holder's own view runs
-  out first: two relays never both believe they hold it;
-- so a follower leads within `LEASE + 2 × WATCH` (4 s) of the holder's last renewal, at most 1 s
-  after the lease ran out, and publishes from the position at once;
-- a holder that stops cleanly frees the lease (its holder empty, its position kept): a follower
-  takes it at its next look.
-
-A holder that is stopped between its check and its send can still put one message on the wire
-after the lease ran out: the same event, with the same message id, that its successor publishes,
-so the stream keeps one of them; its renewal, and its position, are refused.
+Timing (`LEASE` 3 s, renewed every `RENEW` 0.5 s, a free lease looked for every `WATCH` 0.5 s):
+- every lease a process holds is renewed in one statement every `RENEW`; a renewal the server
+  refuses (the lease is at another epoch) marks that lease `lost`, and its holder stops what it
+  did under it; a renewal that cannot reach the server extends nothing: the holder's view runs
+  out by itself, and a later renewal takes the lease back if nobody took it meanwhile;
+- a process that is stopped renews nothing: its leases are free `LEASE` after its last renewal,
+  and taken within `WATCH` by whoever looks for them (a relay that follows, a worker handed the
+  turn's request). A process that dies ends its session, which frees its leases at once;
+- a shorter `LEASE` takes a stopped process's work over sooner, and costs more renewals: each
+  process renews `1 / RENEW` times a second, whatever it holds, so `RENEW` sets the cost on the
+  store and `LEASE / RENEW` how many renewals in a row may fail (a slow statement, a pause of the
+  event loop) before a lease runs out under a holder that is alive.
 """
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable, Sequence
 
-import msgspec
-from nats.js import JetStreamContext
-from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
+import anyio
+import anyio.to_thread
 
-from fuseforks.core.errors import LeaseLost
-from fuseforks.jetstream.sightings import Sightings
-from fuseforks.jetstream.streams import RELAY_BUCKET
+from fuseforks.core.errors import StoreError
+from fuseforks.stores.leases import Fence, Held, LeaseTable
+
+logger = logging.getLogger("fuseforks.lease")
 
 LEASE = 3.0
 """Seconds a lease lasts after the renewal that kept it."""
 RENEW = 0.5
-"""Seconds between the holder's renewals."""
+"""Seconds between a holder's renewals (of all its leases at once)."""
 WATCH = 0.5
-"""Seconds between a follower's looks at the lease."""
-
-
-class LeaseValue(msgspec.Struct, frozen=True, omit_defaults=True):
-    holder: str = ""
-    """The relay that holds the lease; empty: free."""
-    position: str = ""
-    """The store position published up to (`tx.position`), empty before the first."""
-
-
-_decode = msgspec.json.Decoder(LeaseValue).decode
+"""Seconds between two looks for a free lease."""
 
 
 class Lease:
-    """One relay's view of the lease of one store."""
+    """One lease, held: its name, the epoch it was taken at (the fencing token) and the value
+    written with it (the relay's position)."""
 
-    def __init__(self, js: JetStreamContext, store_id: str, holder: str, *,
-                 length: float = LEASE) -> None:
-        self.js = js
-        self.key = f"lease-{store_id}"
-        self.holder = holder
-        self.length = length
-        self.token = 0
-        """The revision at which this relay took the lease (0: it does not hold it)."""
-        self._revision = 0
-        """The last revision this relay wrote."""
-        self._until = 0.0
-        self._sightings = Sightings()
+    def __init__(self, name: str, holder: str, epoch: int, found: str, until: float) -> None:
+        self.name, self.holder, self.epoch = name, holder, epoch
+        self.found = found
+        """The value its previous holder left in it."""
+        self.value: str | None = None
+        """What the next renewal writes with it (None: leave it as it is)."""
+        self.until = until
+        self.lost = anyio.Event()
+        """Set when a renewal found it taken over: nothing more is done under it."""
+
+    @property
+    def token(self) -> int:
+        return self.epoch
+
+    @property
+    def fence(self) -> Fence:
+        return Fence(name=self.name, holder=self.holder, epoch=self.epoch)
 
     def held(self) -> bool:
-        """This relay holds the lease, by its own clock."""
-        return bool(self.token) and time.monotonic() < self._until
+        """Held, by the holder's own clock, and not found taken over."""
+        return not self.lost.is_set() and time.monotonic() < self.until
 
-    async def take(self) -> LeaseValue | None:
-        """One look at the lease: take it when it is free, has run out, or is still the one this
-        relay last wrote; return the value found (with its position), or None while another
-        relay holds it."""
-        kv = await self.js.key_value(RELAY_BUCKET)
-        now = time.monotonic()  # before the write: the lease counts from no later than its send
-        try:
-            entry = await kv.get(self.key)
-        except KeyNotFoundError:
-            found = LeaseValue()
-            write = kv.create(self.key, self._value(""))
-        else:
-            found = _decode(entry.value or b"{}")
-            revision = entry.revision or 0
-            free = not found.holder
-            ours = revision == self._revision
-            run_out = self._sightings.still(self.key, revision, now) >= self.length
-            if not (free or ours or run_out):
-                return None
-            write = kv.update(self.key, self._value(found.position), last=revision)
-        try:
-            self._revision = self.token = await write
-        except KeyWrongLastSequenceError:  # another relay was quicker
+    def _held(self) -> Held:
+        return Held(name=self.name, epoch=self.epoch, value=self.value)
+
+
+class Leases:
+    """The leases one process holds on one store, renewed together (`run`)."""
+
+    def __init__(self, table: LeaseTable, holder: str, *, length: float = LEASE,
+                 every: float = RENEW,
+                 on_lost: Callable[[Lease], None] | None = None) -> None:
+        self.table, self.holder = table, holder
+        self.length, self.every = length, every
+        self.on_lost = on_lost
+        """Told of each lease a renewal found taken over."""
+        self._held: dict[str, Lease] = {}
+        self.renewals = 0
+        """Renewal statements sent (each renews every lease held)."""
+
+    async def take(self, name: str) -> Lease | None:
+        """Take `name` when it is free; None while another process holds it."""
+        sent = time.monotonic()  # before the call: the lease counts from no later than this
+        taken = await anyio.to_thread.run_sync(self.table.take, name, self.holder, self.length)
+        if taken is None:
             return None
-        self._until = now + self.length
-        return found
+        lease = Lease(name, self.holder, taken.epoch, taken.value, sent + self.length)
+        self._held[name] = lease
+        return lease
 
-    async def renew(self, position: str) -> None:
-        """Renew the lease and write the position with it; `LeaseLost` if another relay took it
-        over (the write is refused)."""
-        kv = await self.js.key_value(RELAY_BUCKET)
+    async def release(self, lease: Lease, value: str | None = None) -> None:
+        """Give `lease` up (keeping `value` in it, if given), unless it was taken over."""
+        self._held.pop(lease.name, None)
+        if lease.lost.is_set():
+            return
+        lease.until = 0.0
+        held = Held(name=lease.name, epoch=lease.epoch, value=value)
+        await anyio.to_thread.run_sync(self.table.release, self.holder, [held])
+
+    def fence_of(self, turn_id: str) -> Fence | None:
+        """The fence of a turn this process holds the lease of (`turn_lease`)."""
+        lease = self._held.get(turn_lease(turn_id))
+        return None if lease is None else lease.fence
+
+    async def free(self, names: Sequence[str]) -> list[str]:
+        """Which of `names` nobody holds now."""
+        return await anyio.to_thread.run_sync(self.table.free, list(names))
+
+    async def renew(self) -> None:
+        """Renew every lease held, in one statement."""
+        leases = [lease for lease in self._held.values() if not lease.lost.is_set()]
+        if not leases:
+            return
         sent = time.monotonic()
-        try:
-            self._revision = await kv.update(self.key, self._value(position), last=self._revision)
-        except KeyWrongLastSequenceError:
-            self.token, self._until = 0, 0.0
-            raise LeaseLost(f"another relay holds {self.key}") from None
-        self._until = sent + self.length
+        kept = await anyio.to_thread.run_sync(
+            self.table.renew, self.holder, [lease._held() for lease in leases], self.length)
+        self.renewals += 1
+        for lease in leases:
+            if lease.name in kept:
+                lease.until = sent + self.length
+            elif self._held.get(lease.name) is lease:  # not released meanwhile: taken over
+                self._held.pop(lease.name, None)
+                lease.until = 0.0
+                lease.lost.set()
+                if self.on_lost is not None:
+                    self.on_lost(lease)
 
-    async def release(self, position: str) -> None:
-        """Free the lease, keeping the position, for a follower to take at once."""
-        self.token, self._until = 0, 0.0
-        kv = await self.js.key_value(RELAY_BUCKET)
-        self._revision = await kv.update(self.key, msgspec.json.encode(
-            LeaseValue(position=position)), last=self._revision)
+    async def run(self) -> None:
+        """Renew every `every` seconds until cancelled. A store that cannot be reached extends
+        nothing; the leases run out by themselves, and come back with the next renewal that
+        gets through if nobody took them."""
+        while True:
+            await anyio.sleep(self.every)
+            try:
+                await self.renew()
+            except StoreError as error:
+                logger.warning("%s: cannot renew its leases: %s", self.holder, error)
 
-    def _value(self, position: str) -> bytes:
-        return msgspec.json.encode(LeaseValue(holder=self.holder, position=position))
+
+def turn_lease(turn_id: str) -> str:
+    """The name of a turn's lease."""
+    return f"turn:{turn_id}"

@@ -4,17 +4,18 @@ Why a relay and not a publish after each commit: a process can die between its c
 publish, and a batch committed but never published would be missing from the bus for good. The
 relay reads the store itself (the commit-ordered follow position), so whatever is committed is
 published, whoever committed it and whenever the committing process died. Every worker runs one,
-and one of them publishes at a time: the holder of the relay's lease (`fuseforks.jetstream.lease`),
-which it renews twice a second and which a follower takes over when it runs out — so a leader
-that dies, or is stopped, or loses the bus, is replaced within seconds, and a leader that wakes
-after losing the lease publishes nothing more and steps down. Correctness does not rest on the
+and one of them publishes at a time: the holder of the relay's lease — the same primitive as a
+turn's (`fuseforks.jetstream.lease`), renewed with its worker's other leases twice a second,
+taken over by a follower when it runs out or its session ends — so a leader that dies, or is
+stopped, or loses the store, is replaced within seconds, and a leader that wakes after losing
+the lease publishes nothing more and steps down. Correctness does not rest on the
 lease: two relays that both publish publish the same events, and the stream drops the copies by
 message id (`turn_id:seq`); the lease spares the work of publishing everything once per worker,
 and keeps the bus moving when one relay cannot.
 
 Where to start: the leader writes the store position it has published up to with each renewal
 of the lease (the write is refused once another relay holds it), and each message also carries
-its event's position and the lease it was published under. A relay that starts to lead takes
+its event's position and the lease epoch it was published under. A relay that starts to lead takes
 the latest of the lease's position, the stream's last message's (the previous leader may have
 stopped between a message and its next renewal) and, from before the lease, the bucket's
 `position-<store id>`, and follows the store from there. Every event before that position is on
@@ -37,9 +38,8 @@ import anyio.to_thread
 from nats.js import JetStreamContext
 from nats.js.errors import KeyNotFoundError, NotFoundError
 
-from fuseforks.core.errors import LeaseLost
 from fuseforks.events.codec import Envelope
-from fuseforks.jetstream.lease import RENEW, WATCH, Lease, LeaseValue
+from fuseforks.jetstream.lease import WATCH, Lease, Leases
 from fuseforks.jetstream.streams import (
     EVENTS_STREAM,
     LEASE_HEADER,
@@ -64,14 +64,14 @@ class Relay:
 
     name = "relay"
 
-    def __init__(self, store: OrderedRecord, js: JetStreamContext, *, holder: str,
+    def __init__(self, store: OrderedRecord, js: JetStreamContext, leases: Leases, *,
                  interval: float = 0.05, batch: int = 500,
                  on_lead: Callable[[], None] | None = None,
                  on_step_down: Callable[[str], None] | None = None) -> None:
         self.store = store
         self.js = js
-        self.holder = holder
-        """This relay's name in the lease (its worker's)."""
+        self.leases = leases
+        """Its worker's leases: the relay's is taken and renewed among them."""
         self.interval = interval
         self.batch = batch
         self.on_lead = on_lead
@@ -95,12 +95,12 @@ class Relay:
     def poke(self) -> None:
         self._wake.set()
 
-    async def checkpoint(self, found: LeaseValue) -> Position:
-        """The store position published up to: the latest of the lease's, the stream's last
-        message's and the bucket's older key's (`Position()` when none has one)."""
+    async def checkpoint(self, found: str) -> Position:
+        """The store position published up to: the latest of the lease's (`found`), the stream's
+        last message's and the bucket's older key's (`Position()` when none has one)."""
         known = [Position()]
-        if found.position:
-            known.append(Position(*parse_position(found.position)))
+        if found:
+            known.append(Position(*parse_position(found)))
         kv = await self.js.key_value(RELAY_BUCKET)
         try:
             entry = await kv.get(f"position-{self._identity}")  # written before the lease
@@ -129,67 +129,63 @@ class Relay:
             except Exception as error:
                 logger.warning("relay: cannot reach the store: %s", error)
                 await anyio.sleep(RETRY_DELAY)
-        lease = self.lease = Lease(self.js, self._identity, self.holder)
         while True:
             try:
-                found = await lease.take()
+                lease = await self.leases.take(f"relay-{self._identity}")
             except Exception as error:
                 logger.warning("relay: cannot reach the lease: %s", error)
-                found = None
+                lease = None
             self.tried.set()
-            if found is None:
+            if lease is None:
                 await anyio.sleep(WATCH)
                 continue
+            self.lease = lease
             self.leading = True
             token = lease.token
             self.published_in_lease = 0
-            self._found_position = found.position
+            self._found_position = lease.found
             if self.on_lead is not None:
                 self.on_lead()
             why = "stopping"
             try:
-                why = await self._lead(lease, found)
+                why = await self._lead(lease)
             finally:
                 self.leading = False
-                if lease.held():  # at once, cancelled or not: another relay may lead
-                    with anyio.CancelScope(shield=True), anyio.move_on_after(2):
-                        try:
-                            await lease.release(self._position_text())
-                        except Exception as error:
-                            logger.warning("relay: cannot free the lease: %s", error)
+                # At once, cancelled or not, run out or not: another relay may lead (a lease
+                # taken over meanwhile is not touched: the release is checked by its epoch).
+                with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+                    try:
+                        await self.leases.release(lease, self._position_text())
+                    except Exception as error:
+                        logger.warning("relay: cannot free the lease: %s", error)
                 if self.on_step_down is not None:
                     self.on_step_down(f"{why} ({self.published_in_lease} events published "
                                       f"under lease {token})")
 
-    async def _lead(self, lease: Lease, found: LeaseValue) -> str:
+    async def _lead(self, lease: Lease) -> str:
         """Publish from the position published up to, until the lease is lost; why it ended."""
         self.position = None
         while self.position is None:
             try:
-                self.position = await self.checkpoint(found)
+                self.position = await self.checkpoint(lease.found)
             except Exception as error:
                 logger.warning("relay: cannot read the stream's last position: %s", error)
                 await anyio.sleep(RETRY_DELAY)
             if not lease.held():
-                return "the lease ran out"
-        ended = ["the lease ran out"]
+                return self._why_not(lease)
         async with anyio.create_task_group() as group:
-            group.start_soon(self._renew, lease, ended, group.cancel_scope)
+            async def stop_when_taken() -> None:
+                await lease.lost.wait()
+                group.cancel_scope.cancel()
+
+            group.start_soon(stop_when_taken)
             await self._follow(lease)
             group.cancel_scope.cancel()
-        return ended[0]
+        return self._why_not(lease)
 
-    async def _renew(self, lease: Lease, ended: list[str], leading: anyio.CancelScope) -> None:
-        while True:
-            await anyio.sleep(RENEW)
-            try:
-                await lease.renew(self._position_text())
-            except LeaseLost:
-                ended[0] = "another relay took the lease"
-                leading.cancel()
-                return
-            except Exception as error:  # the bus is away: the lease runs out by itself
-                logger.warning("relay: cannot renew the lease: %s", error)
+    @staticmethod
+    def _why_not(lease: Lease) -> str:
+        return "another relay took the lease" if lease.lost.is_set() else "the lease ran out"
 
     async def _follow(self, lease: Lease) -> None:
         while lease.held():
@@ -204,6 +200,7 @@ class Relay:
                 if not await self._publish(position, turn_id, seq, envelope, lease):
                     return  # the lease ran out: another relay publishes from here
                 self.position = position
+                lease.value = self._position_text()  # written with the next renewal
             if len(placed) < self.batch:
                 with anyio.move_on_after(self.interval):
                     await self._wake.wait()

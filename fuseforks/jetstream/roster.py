@@ -3,23 +3,24 @@ that falls silent go back to the queue at once, instead of after the queue's ack
 
 Why: a request goes to another worker when its worker stops telling the queue it is alive, after
 `ACK_WAIT` (10 s) — long enough that a worker busy for a moment, or a bus that paused, does not
-hand a running turn to a second worker. A worker that died can be known sooner, by two signs that
-agree: it has stopped writing its entry in the roster (`FUSEFORKS_WORKERS`, one key per worker:
-the turns it runs, with the reply subject of each one's request), and the locks of its turns are
-free (a PostgreSQL session lock goes with its connection, which goes with the process). Either
-sign alone can lie — a worker whose loop stalls stops writing for a moment; a database restart
-frees every lock while every worker lives — so it takes both. Then any worker that notices
-claims the dead one's entry (a delete checked against the revision it saw: one claimant wins)
-and negatively acknowledges each of those requests on the dead worker's behalf (`-NAK` on the
-reply subject): the queue delivers each at once, to whichever worker has a free slot, which takes
-its lock and takes the turn over. The per-turn lock still decides who runs a turn: a request
-delivered while its lock is held waits in the queue.
+hand a running turn to a second worker. A worker that died, or was stopped, can be known sooner,
+by two signs that agree: it has stopped writing its entry in the roster (`FUSEFORKS_WORKERS`, one
+key per worker: the turns it runs, with the reply subject of each one's request), and the leases
+of its turns are free (run out, since nothing renews them, or freed at once with the session of a
+process that died: `fuseforks.stores.leases`). Either sign alone can lie — a worker whose loop
+stalls stops writing for a moment; a worker cut off from the bus still renews its leases — so it
+takes both. Then any worker that notices claims the silent one's entry (a delete checked against
+the revision it saw: one claimant wins) and negatively acknowledges each of those requests on its
+behalf (`-NAK` on the reply subject): the queue delivers each at once, to whichever worker has a
+free slot, which takes its lease and takes the turn over. The lease still decides who runs a
+turn: a request delivered while its lease is held waits in the queue.
 
 Timing: an entry is written every `BEAT` (0.5 s) and a worker looks at every other entry as
 often; one seen unchanged for `SILENT` (1.5 s) is silent. A worker killed is noticed 1.5–2 s
-later, and its turns are taken over as soon as a worker has a free slot. Each worker reads one
-entry per worker per look: the roster costs `2 × workers²` reads a second in all (a few hundred
-for ten workers), and one query of the locks per silent worker.
+later (a stopped one once its leases ran out, 3 s after its last renewal), and its turns are
+taken over as soon as a worker has a free slot. Each worker reads one entry per worker per look:
+the roster costs `2 × workers²` reads a second in all (a few hundred for ten workers), and one
+query of the leases per silent worker.
 """
 
 from __future__ import annotations

@@ -51,9 +51,10 @@ interface onto the store — and onto every caller — for no gain.
 - Opened `read_only`, nothing is created, migrated or written (connections run with
   `default_transaction_read_only`), and an empty database is not a store.
 
-Advisory locks for leadership among processes are not the store's: the bus side takes them on
-connections of its own to the same database (`fuseforks.stores.postgres_database.Database`,
-`fuseforks.jetstream.locks`).
+Leases — who owns a turn, or the relay — live in the store's database (`fuseforks_leases`,
+`fuseforks.stores.leases`), reached on a session of their own; the store's part is the fence: an
+append made under a turn's lease (`fence_of`) is stored only while the lease is at the epoch its
+writer took it at, checked in the append's one statement.
 """
 
 from __future__ import annotations
@@ -74,11 +75,12 @@ import psycopg.errors
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from fuseforks.core.errors import ConcurrencyError, StoreError
+from fuseforks.core.errors import ConcurrencyError, LeaseLost, StoreError
 from fuseforks.events.codec import SCHEMA_VERSION, Envelope, encode_envelope, encode_stored
 from fuseforks.projections import read_model
 from fuseforks.stores import postgres_sql as sql
 from fuseforks.stores import read_tables
+from fuseforks.stores.leases import Fence
 from fuseforks.stores.postgres_append import (
     APPEND_PATIENCE,
     INSERT_TIMEOUT,
@@ -117,6 +119,8 @@ class Round(NamedTuple):
 
     statement: str
     params: list[Any]
+    fence: Fence | None = None
+    """The lease it is fenced by, if any."""
 
 
 class PostgresStore(SqlStore, OrderedStore):
@@ -263,13 +267,16 @@ class PostgresStore(SqlStore, OrderedStore):
         params: list[Any] = [turn_id, [e.seq for e in batch], [e.kind for e in batch],
                              [e.version for e in batch], [e.at for e in batch], bodies,
                              turn_id, batch[0].seq - 1]
+        fence = self.fence_of(turn_id) if self.fence_of is not None else None
+        if fence is not None:
+            params += [fence.name, fence.epoch, fence.holder]
         tables = []
         for table in read_tables.TABLES:
             rows = getattr(prepared.changes, table.field)
             if rows:
                 tables.append(table.name)
                 params.append(_json.encode(rows).decode())
-        return Round(sql.insert(tuple(tables)), params)
+        return Round(sql.insert(tuple(tables), fenced=fence is not None), params, fence)
 
     def _insert_round(self, batch: list[Envelope], bodies: list[str], round_: Round) -> None:
         turn_id = batch[0].turn_id
@@ -314,8 +321,19 @@ class PostgresStore(SqlStore, OrderedStore):
             if attempt.raced:
                 self._raced(batch)
             check_continuation(batch, self.last_seq(turn_id))
+            if round_.fence is not None:
+                self._fenced(round_.fence, what)
             raise ConcurrencyError(f"{self.name}: turn {turn_id}: seq {batch[0].seq} does not "
                                    "continue the stored tail")
+
+    def _fenced(self, fence: Fence, what: str) -> None:
+        """The round continued the stored tail and was not stored: its lease has moved on."""
+        rows = self._fetch("read the lease", f"SELECT holder, epoch FROM {sql.LEASES} "
+                           "WHERE name = %s", [fence.name])
+        holder, epoch = (str(rows[0][0]), int(rows[0][1])) if rows else ("nobody", 0)
+        raise LeaseLost(f"{self.name}: {what} was not stored: its lease {fence.name} is at "
+                        f"epoch {epoch}, held by {holder or 'nobody'}; {fence.holder} wrote "
+                        f"under epoch {fence.epoch}")
 
     def _unsettled(self, what: str, detail: str) -> str:
         return (f"{self.name}: append failed: the connection was lost while {what} was written, "

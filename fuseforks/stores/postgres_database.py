@@ -1,5 +1,5 @@
 """A PostgreSQL database as fuseforks reaches it, whoever connects: the store (its pool) and the
-bus side's locks (`fuseforks.jetstream.locks`) make their connections here, with the same
+leases' session (`fuseforks.stores.leases`) make their connections here, with the same
 options, and say psycopg's errors the same way — one line, naming the URL without its password.
 
 Importing it imports psycopg: only a program that opens a PostgreSQL URL does.

@@ -25,7 +25,7 @@ from fuseforks.stores.sql import EVENTS, META
 
 SCHEMES = ("postgresql://", "postgres://")
 
-POSTGRES_STORE_VERSION = 2
+POSTGRES_STORE_VERSION = 3
 """Version of the PostgreSQL table layout (its own count, not the SQLite store's
 `SQLITE_STORE_VERSION`, and not the events', which carry their own version). 1: events, the
 image index, the audit views, an index of turns by conversation. 2: the read model's tables
@@ -99,6 +99,8 @@ TABLES = """SELECT table_name FROM information_schema.tables
 VERSION = f"SELECT value FROM {META} WHERE key = 'store_version'"
 ROWS_VERSION = f"SELECT value FROM {META} WHERE key = 'read_model_version'"
 IDENTITY = f"SELECT value FROM {META} WHERE key = 'store_id'"
+LEASES = "fuseforks_leases"
+"""Who owns a turn, or the relay, and until when (`fuseforks.stores.leases`)."""
 
 # --- reading and writing -------------------------------------------------------------------------
 
@@ -110,6 +112,9 @@ RUNNING = "SELECT 1 FROM pg_stat_activity WHERE pid = %s AND state = 'active'"
 _EVENTS_INSERT = f"""INSERT INTO {EVENTS} (turn_id, seq, kind, version, at, body)
     SELECT %s, * FROM unnest(%b::integer[], %b::text[], %b::integer[], %b::text[], %b::text[])
     WHERE (SELECT coalesce(max(seq), 0) FROM {EVENTS} WHERE turn_id = %s) = %s"""
+_FENCE = f"""
+    AND EXISTS (SELECT 1 FROM {LEASES} WHERE name = %s AND epoch = %s AND holder = %s)"""
+"""What a fenced round adds: its turn's lease still at the epoch its writer took it."""
 
 
 def _rows_insert(table: read_tables.TableSpec) -> str:
@@ -120,13 +125,16 @@ def _rows_insert(table: read_tables.TableSpec) -> str:
             "WHERE EXISTS (SELECT 1 FROM stored) " + upsert[upsert.index("ON CONFLICT"):])
 
 
-def insert(tables: tuple[str, ...]) -> str:
+def insert(tables: tuple[str, ...], fenced: bool = False) -> str:
     """A whole round in one statement, if it continues the turn's stored tail (else none of it),
     with the read model's rows it changed in `tables` (each table's rows as one JSON array, read
     by the server into the table's own row type): one transaction, one round trip. The events'
     arrays go in binary, with nothing to escape. Two writers that read the same tail both insert
-    its next seq, and the primary key stops the second. Returns how many events it stored."""
-    parts = [f"WITH stored AS ({_EVENTS_INSERT} RETURNING 1)"]
+    its next seq, and the primary key stops the second. `fenced`: only while the turn's lease is
+    at the writer's epoch (three more parameters: the lease, its epoch, its holder). Returns how
+    many events it stored."""
+    events = _EVENTS_INSERT + (_FENCE if fenced else "")
+    parts = [f"WITH stored AS ({events} RETURNING 1)"]
     parts += [f"{name} AS ({_rows_insert(read_tables.BY_NAME[name])})" for name in tables]
     return ", ".join(parts) + " SELECT count(*) FROM stored"
 
@@ -206,6 +214,18 @@ MIGRATIONS: list[list[str]] = [
         "DROP FUNCTION IF EXISTS fuseforks_index_images()",
         "DROP TABLE IF EXISTS image_index",
         *read_tables.create(POSTGRES),
+    ],
+    # 2 -> 3: leases, the ownership of turns and of the relay, and the fence of a turn's appends
+    # (`fuseforks.stores.leases`).
+    [
+        f"""CREATE TABLE {LEASES} (
+            name text COLLATE "C" PRIMARY KEY,
+            holder text COLLATE "C" NOT NULL,
+            epoch bigint NOT NULL,
+            session integer NOT NULL,
+            session_start timestamptz,
+            expires_at timestamptz NOT NULL,
+            value text COLLATE "C" NOT NULL DEFAULT '')""",
     ],
 ]
 """`MIGRATIONS[n]` takes the layout from version n to n + 1."""

@@ -13,8 +13,8 @@ the tiers it can (as `eventsourcing` separates its aggregate, application and tr
   message bus, `fuseforks.jetstream.relay`); `OrderedStore` is such a record that is also a
   store (what a worker runs turns on): `PostgresStore`.
 
-The relay's lease and the per-turn locks of workers are not the store's: they belong to the bus
-side (`fuseforks.jetstream.lease`, `fuseforks.jetstream.locks`).
+Who owns a turn, or the relay, is a lease (`fuseforks.stores.leases`, held through
+`fuseforks.jetstream.lease`); an `OrderedStore`'s part is the fence its appends can carry.
 
 The contract is synchronous: a store's calls run off the event loop, in worker threads
 (`anyio.to_thread`), and the turns of one agent may call it from several threads at once; the
@@ -30,7 +30,7 @@ without gaps. That check doubles as the optimistic-concurrency guard.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Self
 
 import msgspec
@@ -223,8 +223,21 @@ class OrderedRecord(Record, ABC):
         return [e for _, e in placed], placed[-1][0] if placed else (after or Position())
 
 
+class Fence(msgspec.Struct, frozen=True):
+    """What a fenced write carries: the lease it is made under, its holder, and the epoch the
+    lease was taken at (`fuseforks.stores.leases`)."""
+
+    name: str
+    holder: str
+    epoch: int
+
+
 class OrderedStore(EventStore, OrderedRecord, ABC):
-    """A store that is also an ordered record: what workers share."""
+    """A store that is also an ordered record: what workers share. Its appends can be fenced:
+    with `fence_of` set, an append of a turn whose fence it gives is stored only while the
+    turn's lease is at that epoch (`LeaseLost` otherwise, nothing of it stored)."""
+
+    fence_of: Callable[[str], Fence | None] | None = None
 
 
 def check_continuation(envelopes: Sequence[Envelope], last_seq: int) -> str:

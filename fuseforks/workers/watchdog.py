@@ -1,7 +1,8 @@
 """What a worker does about the other workers: it says, twice a second, that it is alive and
 which turns it runs, and it hands back to the queue the requests of a worker that fell silent and
-whose turns' locks are free — so the turns of a worker that died are taken over in seconds, not
-after the queue's ack wait (`fuseforks.jetstream.roster` says why both signs are needed).
+whose turns' leases are free — so the turns of a worker that died, or was stopped, are taken over
+in seconds, not after the queue's ack wait (`fuseforks.jetstream.roster` says why both signs are
+needed).
 """
 
 from __future__ import annotations
@@ -10,20 +11,19 @@ import logging
 from collections.abc import Callable, Sequence
 
 import anyio
-import anyio.to_thread
 from nats.aio.client import Client
 
-from fuseforks.jetstream.locks import Locks
+from fuseforks.jetstream.lease import Leases, turn_lease
 from fuseforks.jetstream.roster import BEAT, Roster, Running, Silent, hand_back
 
 logger = logging.getLogger("fuseforks.worker")
 
 
 class Watchdog:
-    def __init__(self, roster: Roster, locks: Locks, connection: Client,
+    def __init__(self, roster: Roster, leases: Leases, connection: Client,
                  running: Callable[[], Sequence[Running]], say: Callable[[str], None]) -> None:
         """`running`: the turns this worker runs now, with their requests' reply subjects."""
-        self.roster, self.locks, self.connection = roster, locks, connection
+        self.roster, self.leases, self.connection = roster, leases, connection
         self.running, self.say = running, say
         self._leaving = anyio.Event()
         self._writing = anyio.Lock()
@@ -52,7 +52,7 @@ class Watchdog:
             with anyio.fail_after(BEAT):
                 async with self._writing:  # one at a time: the last written is the latest
                     await self.roster.beat(self.running())
-        except Exception as error:  # the bus is away: the others find the locks held
+        except Exception as error:  # the bus is away: the others find the leases held
             logger.warning("worker: cannot write its roster entry: %s", error)
 
     async def _beat(self) -> None:
@@ -70,15 +70,15 @@ class Watchdog:
                 logger.warning("worker: cannot look at the other workers: %s", error)
 
     async def _take_charge(self, silent: Silent) -> None:
-        """A silent worker's requests go back to the queue if its turns' locks are free; one
-        whose locks are held is alive after all (or its connections are not let go yet)."""
-        locks = {f"turn:{turn.turn_id}": turn for turn in silent.turns}
-        free = set(await anyio.to_thread.run_sync(self.locks.free, list(locks))) if locks else set()
-        if locks and not free:
+        """A silent worker's requests go back to the queue if its turns' leases are free (run
+        out, or their session ended); one whose leases are renewed is alive after all."""
+        leases = {turn_lease(turn.turn_id): turn for turn in silent.turns}
+        free = set(await self.leases.free(list(leases))) if leases else set()
+        if leases and not free:
             return
         if not await self.roster.claim(silent) or not free:
             return
-        orphans = [turn for name, turn in locks.items() if name in free]
+        orphans = [turn for name, turn in leases.items() if name in free]
         await hand_back(self.connection, orphans)
         self.say(f"worker {silent.worker} fell silent; its turns go back to the queue: "
                  f"{', '.join(turn.turn_id for turn in orphans)}")

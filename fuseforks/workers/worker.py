@@ -8,9 +8,11 @@ For each request it reads the turn's record first:
   (`Agent.take_over`): the record is re-driven, nothing recorded is asked or called again.
 The request is acknowledged only when its turn has ended in the store. While a turn runs, the
 worker tells the queue it is alive, and tells the other workers which turns it runs
-(`fuseforks.workers.watchdog`); a worker that dies stops doing both, and the others hand its
-requests back to the queue as soon as they find its turns' locks free (the queue's ack wait is
-the last resort), so another worker takes each turn over within seconds. A request whose turn cannot run here (an unknown wire, no key for it) is recorded
+(`fuseforks.workers.watchdog`); a worker that dies, or is stopped, stops doing both, and the
+others hand its requests back to the queue as soon as they find its turns' leases free (the
+queue's ack wait is the last resort), so another worker takes each turn over within seconds. A
+worker continued after its turns were taken over finds out before its next side effect — its
+appends carry each turn's lease epoch and are refused — and stops them in one line. A request whose turn cannot run here (an unknown wire, no key for it) is recorded
 as a turn that could not start — `TurnNotStarted` with the wire name as given, then `TurnEnded`
 with the reason, both written by the engine — so the submitter learns why.
 
@@ -29,7 +31,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.to_thread
@@ -41,6 +43,7 @@ from fuseforks.agent.secrets import known_secrets
 from fuseforks.core.errors import (
     FuseforksError,
     HandedBack,
+    LeaseLost,
     NothingToTakeOver,
     PrefixDiverged,
     RecordingFailed,
@@ -52,12 +55,13 @@ from fuseforks.engine.takeover import last_worker, record_abandoned
 from fuseforks.engine.turn import TurnSpec
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import TurnEnded
-from fuseforks.jetstream.locks import Kept, Locks
+from fuseforks.jetstream.lease import Lease, Leases, turn_lease
 from fuseforks.jetstream.relay import Relay
 from fuseforks.jetstream.roster import Roster, Running, ensure_roster
 from fuseforks.jetstream.streams import connect, ensure_streams
 from fuseforks.jetstream.work import HEARTBEAT, WorkRequest, decode_request, work_queue
 from fuseforks.mcp.hub import ToolHub
+from fuseforks.stores.leases import LeaseTable
 from fuseforks.stores.open import open_ordered_store
 from fuseforks.stores.postgres_sql import is_database_url, redact_url
 from fuseforks.wires.base import Endpoint
@@ -70,6 +74,8 @@ DEFAULT_SETTINGS = WorkerSettings()
 
 Say = Callable[[str], None]
 AgentKey = tuple[str, str, str, str, str]
+Outcome = Literal["done", "again", "lost"]
+"""What became of a request's turn here: ended, back to the queue, or another worker's now."""
 
 
 def _stderr(line: str) -> None:
@@ -119,19 +125,22 @@ class Worker:
             store = open_ordered_store(self.db)
             stack.callback(store.close)
             self._store = store
-            self._locks = Locks(self.db)
+            table = LeaseTable(self.db)
+            stack.callback(table.close)
+            self._leases = Leases(table, self.name, on_lost=self._lease_lost)
+            store.fence_of = self._leases.fence_of  # a turn's appends carry its lease's epoch
             connection = await connect(self.nats_url, name=self.name)
             stack.push_async_callback(connection.close)
             js = connection.jetstream()
             await ensure_streams(js)
             await ensure_roster(js)
             watchdog = self._watchdog = Watchdog(
-                Roster(js, self.name), self._locks, connection,
+                Roster(js, self.name), self._leases, connection,
                 lambda: [Running(turn_id=turn_id, reply=message.reply)
                          for turn_id, message in self._in_flight.values()],
                 lambda line: self.say(f"worker {self.name}: {line}"))
             self._relay = Relay(
-                store, js, holder=self.name,
+                store, js, self._leases,
                 on_lead=lambda: self.say(
                     f"worker {self.name}: relaying the store's events to the bus"),
                 on_step_down=lambda why: self.say(f"worker {self.name}: stopped relaying: {why}"))
@@ -147,6 +156,7 @@ class Worker:
             queue = await work_queue(js)
             slots = anyio.Semaphore(self.settings.concurrency)
             async with anyio.create_task_group() as relaying:
+                relaying.start_soon(self._leases.run)
                 relaying.start_soon(self._relay.run)
                 relaying.start_soon(watchdog.run)
                 await relaying.start(self._keeper)
@@ -221,24 +231,25 @@ class Worker:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._heartbeat, message)
                 try:
-                    done = await self._run(request)
+                    outcome = await self._run(request)
                 except StoreError as error:  # the store is away: another try, from the record
                     self.say(f"worker {self.name}: turn {request.turn_id}: {error}")
-                    done = False
+                    outcome = "again"
                 except Exception as error:  # a bug must not take the other turns down
                     logger.exception("worker: turn %s failed", request.turn_id)
                     self.say(f"worker {self.name}: turn {request.turn_id} failed: "
                              f"{type(error).__name__}: {error}")
-                    done = False
+                    outcome = "again"
                 finally:
                     group.cancel_scope.cancel()
             self._in_flight.pop(token, None)
-            if done:
+            if outcome == "done":
                 await _quietly(message.ack())
                 self.turns_done += 1
-            else:  # another worker (or this one, later) continues from the record
+            elif outcome == "again":  # another worker (or this one, later) continues
                 await _quietly(message.nak(delay=None if self._stopping.is_set()
                                            else _backoff(message)))
+            # "lost": the turn is another worker's now, and so is its request
         finally:
             slots.release()
 
@@ -247,42 +258,54 @@ class Worker:
             await anyio.sleep(HEARTBEAT)
             await _quietly(message.in_progress())
 
-    async def _run(self, request: WorkRequest) -> bool:
-        """Run or take over the turn, holding its lock; True when it has ended in the store.
+    async def _run(self, request: WorkRequest) -> Outcome:
+        """Run or take over the turn, holding its lease: `done` when it has ended in the store,
+        `again` when it goes back to the queue, `lost` when another worker took it over.
 
-        The lock (a PostgreSQL advisory lock of this turn, held on a connection of its own) is
-        what keeps two workers from running one turn: a request delivered again while its
-        worker is alive but was cut off from the bus (its signs of life lost) finds the lock
-        taken and goes back to the queue. It is kept while the turn runs: lost with its
-        connection (the database restarted), it is taken again."""
-        name = f"turn:{request.turn_id}"
-        lock = await anyio.to_thread.run_sync(self._locks.try_take, name)
-        if lock is None:
+        The lease (`fuseforks.jetstream.lease`, renewed with this worker's others) is what keeps
+        two workers from running one turn: a request delivered while another worker holds the
+        turn's lease goes back to the queue. Every append of the turn carries the lease's epoch,
+        so once another worker took it over — this one was stopped past its lease — nothing more
+        of this one's is stored, and no request or tool call follows."""
+        lease = await self._leases.take(turn_lease(request.turn_id))
+        if lease is None:
             self.say(f"worker {self.name}: turn {request.turn_id} is running elsewhere")
-            return False
-        kept = Kept(self._locks, name, lock)
+            return "again"
         try:
-            async with anyio.create_task_group() as keeping:
-                keeping.start_soon(kept.keep, lambda: self._lock_taken(request.turn_id),
-                                   lambda: self.say(f"worker {self.name}: turn {request.turn_id}: "
-                                                    "its lock taken again (the database was away)"))
-                try:
-                    done = await self._run_locked(request)
-                finally:
-                    keeping.cancel_scope.cancel()
+            done = await self._run_leased(request)
+        except RecordingFailed as error:  # the store is away, or the turn is another's now
+            if isinstance(error.__cause__, LeaseLost):
+                lease.lost.set()  # its append was refused: another worker holds its lease
+            if not lease.lost.is_set():
+                self.say(f"worker {self.name}: turn {request.turn_id} not recorded: {error}")
+                return "again"
+            done = False
         finally:
-            kept.release()
-        return done
+            with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+                try:
+                    await self._leases.release(lease)
+                except StoreError as error:  # it runs out by itself
+                    logger.warning("worker: cannot release the lease of %s: %s",
+                                   request.turn_id, error)
+        if lease.lost.is_set() and not done:
+            self._say_lost(lease)
+            return "lost"
+        return "done" if done else "again"
 
-    def _lock_taken(self, turn_id: str) -> None:
-        """The turn's lock went with a lost connection and another process holds it now: that
-        one runs the turn; this one stops it where it waits, without an end."""
-        self.say(f"worker {self.name}: turn {turn_id}: another process holds its lock now; "
-                 "handing it back")
-        for agent in list(self._agents.values()):
-            agent.hand_back(turn_id)
+    def _lease_lost(self, lease: Lease) -> None:
+        """A renewal found a lease taken over. A turn's: stop it where it waits, without an
+        end (the relay's says so itself)."""
+        if lease.name.startswith(turn_lease("")):
+            turn_id = lease.name.removeprefix(turn_lease(""))
+            for agent in list(self._agents.values()):
+                agent.hand_back(turn_id)
 
-    async def _run_locked(self, request: WorkRequest) -> bool:
+    def _say_lost(self, lease: Lease) -> None:
+        self.say(f"worker {self.name}: {lease.name.replace(':', ' ', 1)}: another worker took "
+                 f"it over (its lease ran out under epoch {lease.epoch}); stopped here, nothing "
+                 "more of it recorded or called by this worker")
+
+    async def _run_leased(self, request: WorkRequest) -> bool:
         recorded = await anyio.to_thread.run_sync(self._store.read, request.turn_id)
         if recorded and isinstance(recorded[-1].event, TurnEnded):
             return True
@@ -305,9 +328,6 @@ class Worker:
                 self.say(f"worker {self.name}: taking over {request.turn_id} "
                          f"{f'from {previous} ' if previous else ''}after seq {recorded[-1].seq}")
                 await agent.take_over(request.turn_id, worker=self.name)
-        except RecordingFailed as error:  # the store is away (or the turn raced): try again later
-            self.say(f"worker {self.name}: turn {request.turn_id} not recorded: {error}")
-            return False
         except HandedBack:
             return False
         except PrefixDiverged as error:

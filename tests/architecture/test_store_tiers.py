@@ -32,8 +32,8 @@ def test_the_contract_imports_no_store_that_implements_it() -> None:
     assert imported(PACKAGE / "stores" / "store.py") & ADAPTERS == set()
 
 
-@pytest.mark.parametrize("module", ["jetstream/relay.py", "jetstream/locks.py",
-                                    "workers/worker.py"])
+@pytest.mark.parametrize("module", ["jetstream/relay.py", "jetstream/lease.py",
+                                    "workers/worker.py", "workers/watchdog.py"])
 def test_the_relay_and_the_workers_name_no_store_class(module: str) -> None:
     names = imported(PACKAGE / module)
     assert names & ADAPTERS == set()

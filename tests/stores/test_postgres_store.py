@@ -77,7 +77,7 @@ def test_the_layout_is_created_once_with_its_version(pg_url: str) -> None:
     assert PostgresStore.inspect(pg_url) == 0
     with PostgresStore(pg_url) as store:
         store.append(sealed("t1", SAMPLES[:3]))
-    assert tables(pg_url) == ["client_deliveries", "events", "fuseforks_meta",
+    assert tables(pg_url) == ["client_deliveries", "events", "fuseforks_leases", "fuseforks_meta",
                               "image_deliveries", "image_index", "image_origins",
                               "request_images", "request_outcomes", "turn_summaries"]
     with psycopg.connect(pg_url) as connection:

@@ -15,9 +15,10 @@ from PIL import Image
 
 from fuseforks.engine.replay import verify
 from fuseforks.events.types import TurnEnded, TurnNotStarted, TurnStarted, TurnTakenOver
-from fuseforks.jetstream.locks import Locks
 from fuseforks.jetstream.streams import WORK_SUBJECT, connect, ensure_streams
 from fuseforks.jetstream.work import WorkRequest
+from fuseforks.stores.leases import Held, LeaseTable
+from fuseforks.stores.postgres import PostgresStore
 from tests.helpers import processes
 from tests.workers.harness import Cluster
 from tests.workers.nats_server import Given, NatsServer
@@ -114,19 +115,22 @@ def test_sigterm_hands_a_running_turn_back_and_another_worker_finishes_it(
 def test_a_turn_another_worker_holds_is_not_run_twice(
         pg_url: str, nats: NatsServer | Given, tmp_path: Path) -> None:
     """A request delivered again while the worker running it is alive (its signs of life were
-    lost on the way) finds the turn's lock taken: it waits in the queue and runs only once the
-    lock is free."""
+    lost on the way) finds the turn's lease taken: it waits in the queue and runs only once the
+    lease is free."""
     request = WorkRequest(turn_id="turn-held", wire="anthropic", model="claude-sonnet-5-5",
                           request="Look at the camera.", agent="held")
     with Cluster(pg_url, nats.url, tmp_path) as cluster:
-        held = Locks(pg_url).try_take("turn:turn-held")  # as the first worker's lock would be
+        PostgresStore(pg_url).close()  # the store's tables, its leases' among them
+        table = LeaseTable(pg_url)
+        held = table.take("turn:turn-held", "w0", 3600)  # as the first worker's would be
         assert held is not None
         cluster.start_worker("w1")
         cluster.submit([request])
         cluster.wait_for(lambda: "turn turn-held is running elsewhere" in cluster.stderr("w1"),
-                         30, "the worker to find the lock taken")
+                         30, "the worker to find the lease taken")
         assert cluster.counts() == (0, 0) and cluster.received() == []
-        held.release()
+        table.release("w0", [Held(name="turn:turn-held", epoch=held.epoch)])
+        table.close()
         cluster.wait_for(lambda: cluster.counts() == (1, 1), 60, "the turn to run")
         events = cluster.turns()["turn-held"]
     assert isinstance(events[-1].event, TurnEnded) and events[-1].event.stop == "answered"
