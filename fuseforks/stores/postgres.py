@@ -318,19 +318,22 @@ class PostgresStore(SqlStore, OrderedStore):
                     return  # it is ours
                 if stored is None:
                     raise StoreError(self._unsettled(what, "it could not be read back in time"))
+            if round_.fence is not None:  # a lease moved on says more than the seqs it took
+                self._fenced(round_.fence, what)
             if attempt.raced:
                 self._raced(batch)
             check_continuation(batch, self.last_seq(turn_id))
-            if round_.fence is not None:
-                self._fenced(round_.fence, what)
             raise ConcurrencyError(f"{self.name}: turn {turn_id}: seq {batch[0].seq} does not "
                                    "continue the stored tail")
 
     def _fenced(self, fence: Fence, what: str) -> None:
-        """The round continued the stored tail and was not stored: its lease has moved on."""
+        """A fenced round was not stored: `LeaseLost` when its lease has moved on — whatever
+        else the new holder did meanwhile, such as storing those seqs itself."""
         rows = self._fetch("read the lease", f"SELECT holder, epoch FROM {sql.LEASES} "
                            "WHERE name = %s", [fence.name])
         holder, epoch = (str(rows[0][0]), int(rows[0][1])) if rows else ("nobody", 0)
+        if (holder, epoch) == (fence.holder, fence.epoch):
+            return  # still its own: the seqs were another writer's
         raise LeaseLost(f"{self.name}: {what} was not stored: its lease {fence.name} is at "
                         f"epoch {epoch}, held by {holder or 'nobody'}; {fence.holder} wrote "
                         f"under epoch {fence.epoch}")

@@ -142,6 +142,37 @@ def test_a_fenced_append_is_stored_only_under_its_leases_epoch(store: PostgresSt
         b.close()
 
 
+def test_a_late_append_under_a_lost_lease_says_so_after_the_new_holder_wrote_on(
+        store: PostgresStore, pg_url: str) -> None:
+    """The new holder has already stored the seqs the old one comes back with: what the old one
+    hears is still that its lease moved on, not a race for the seqs (which it could retry)."""
+    a, b = LeaseTable(pg_url), LeaseTable(pg_url)
+    try:
+        old = a.take("turn:overtaken", "a", 0.3)
+        assert old is not None
+        fences = {"overtaken": Fence(name="turn:overtaken", holder="a", epoch=old.epoch)}
+        store.fence_of = fences.get
+        sequencer = Sequencer("overtaken", FixedClock())
+        store.append(sequencer.seal([RoundStarted(round=1)]))
+        late = sequencer.seal([RoundStarted(round=2)])
+        time.sleep(0.5)
+        new = b.take("turn:overtaken", "b", 30)
+        assert new is not None
+        fences["overtaken"] = Fence(name="turn:overtaken", holder="b", epoch=new.epoch)
+        store.append(late)  # the new holder writes seq 2 first
+        fences["overtaken"] = Fence(name="turn:overtaken", holder="a", epoch=old.epoch)
+        with pytest.raises(LeaseLost) as refused:
+            store.append(late)
+        assert str(refused.value) == (
+            f"{store.name}: turn overtaken seq 2-2 was not stored: its lease turn:overtaken is "
+            f"at epoch {new.epoch}, held by b; a wrote under epoch {old.epoch}")
+        assert [e.seq for e in store.read("overtaken")] == [1, 2]
+    finally:
+        store.fence_of = None
+        a.close()
+        b.close()
+
+
 def test_an_append_without_a_fence_is_not_checked(store: PostgresStore) -> None:
     store.fence_of = lambda turn_id: None
     try:
