@@ -36,6 +36,10 @@ KEY = "sk-traces-tests"
 MARGIN = 0.3
 """Seconds a traced turn may take beyond the same turn untraced: scheduling noise on a loaded
 machine, far below what waiting on a collector costs (its timeout, its retries' backoff)."""
+PROCESS_MARGIN = 1.0
+"""The same for a whole `fuseforks run` process, from its turn's end to its exit: a traced
+process also tears down the exporter's thread; still far below the hour the silent collector's
+exporter is given."""
 CAMERA = {"mcpServers": {"nik": {"command": sys.executable,
                                  "args": ["-m", "fuseforks.demo.camera"]}}}
 
@@ -221,15 +225,15 @@ def test_fuseforks_run_exits_promptly_when_the_collector_is_down(tmp_path: Path)
                        "OTEL_EXPORTER_OTLP_TIMEOUT": "3600"},
         }
         runs: dict[str, list[Run]] = {kind: [] for kind in environments}
-        for attempt in range(2):
+        for attempt in range(3):
             for kind, environment in environments.items():
                 runs[kind].append(Run(url, tmp_path, f"{kind}{attempt}", environment))
     for kind, made in runs.items():
         for run in made:
             assert run.returncode == 0, (kind, run.stderr)
     seconds = {kind: min(run.after_turn for run in made) for kind, made in runs.items()}
-    assert seconds["refused"] <= seconds["plain"] + MARGIN, seconds
-    assert seconds["silent"] <= seconds["plain"] + otel.EXIT_WAIT + MARGIN, seconds
+    assert seconds["refused"] <= seconds["plain"] + PROCESS_MARGIN, seconds
+    assert seconds["silent"] <= seconds["plain"] + otel.EXIT_WAIT + PROCESS_MARGIN, seconds
     for run in runs["plain"]:
         assert notes(run.stderr) == [], run.stderr
     for kind, endpoint, cause in (("refused", refused, "connection refused"),
