@@ -261,6 +261,7 @@ class Agent(anyio.AsyncContextManagerMixin):
                 await anyio.to_thread.run_sync(store.of_kinds, ["PlacementLearned"]))
             servers = self._servers or hub.configs
             self._secrets = known_secrets(self._endpoint, servers, wire=self.wire)
+            self._secrets.include(hub.secrets)  # OAuth tokens, as the hub learns them
             self._bus = await stack.enter_async_context(Bus(
                 subscribers, required=[StoreWriter(store)], on_failure=self._on_failure,
                 secrets=self._secrets))
@@ -305,6 +306,7 @@ class Agent(anyio.AsyncContextManagerMixin):
         conversation_id = conversation.id
         async with self._locks.hold(conversation_id):
             settings = self.settings
+            await self._require(self._hub).take_up_logins()  # a login made since the start
             tail = await self._tail(conversation)
             exchanges, dropped = tail_history(tail)
             spec = TurnSpec(placement=self._start_placement(live),

@@ -3,6 +3,8 @@
 Its own provider key; the keys the environment holds for any of the seven wires (a user may paste
 another provider's); and, from its MCP servers' configurations, the environment values and HTTP
 header values whose names say they are secret (a token, a key, a password — not `LOG_LEVEL`).
+The OAuth tokens, client secrets and codes of its MCP servers' logins are learnt by its tool hub
+as they come (`ToolHub.secrets`), and the agent's secrets include them.
 """
 
 from __future__ import annotations

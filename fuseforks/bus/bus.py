@@ -62,7 +62,7 @@ class Bus(anyio.AsyncContextManagerMixin):
         self._required = list(required)
         self._buffer = buffer
         self._on_failure = on_failure
-        self._secrets = secrets or Secrets()
+        self._secrets = secrets if secrets is not None else Secrets()  # one that learns later
         self._senders: list[tuple[Subscriber, MemoryObjectSendStream[Batch]]] = []
         self.failures: list[SubscriberFailure] = []
         self._broken: dict[str, RecordingFailed] = {}

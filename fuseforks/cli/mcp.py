@@ -10,6 +10,11 @@ never printed.
 
 While a server is starting, a line on stderr every few seconds says which one is awaited
 (`--mcp-start-timeout` bounds the wait; a server's own `startTimeout` wins).
+
+`login` is a person's OAuth login to a remote server (`fuseforks.mcp.login`): the authorization
+address is printed (and opened in a browser where there is one), the redirect comes back to a
+loopback port, or the address the browser ended on is pasted; the tokens are kept in the token
+folder, which every other command then uses. `logout` revokes them and deletes them.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ from fuseforks.mcp import (
 )
 from fuseforks.mcp.config import tool_prefix
 from fuseforks.mcp.hub import ToolDefinition
+from fuseforks.mcp.login import DEFAULT_LOGIN_SECONDS, login, logout
+from fuseforks.mcp.tokens import TokenFiles
 from fuseforks.ports.tools import ToolOutput
 
 
@@ -325,3 +332,92 @@ def call(
         sys.exit(2)
     if output.is_error:
         sys.exit(1)
+
+
+def _remote(config_path: Path | None, url: str | None, name: str | None) -> HttpServer:
+    """The server a login is for: a server of the configuration by name, or a URL."""
+    if url is not None:
+        if config_path is not None or name is not None:
+            raise click.UsageError("give either --url URL or --config FILE SERVER")
+        return HttpServer(name=urlsplit(url).netloc or "server", url=url, auth="oauth")
+    if config_path is None or name is None:
+        raise click.UsageError("give --config FILE SERVER (or --url URL)")
+    try:
+        servers = load_config(config_path)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    found = next((s for s in servers if s.name == name), None)
+    if found is None:
+        names = ", ".join(s.name for s in servers) or "none"
+        raise click.ClickException(f"{config_path}: no server {name!r} (its servers: {names})")
+    if not isinstance(found, HttpServer):
+        raise click.ClickException(f"server {name!r} is started as a command, not reached over "
+                                   "HTTP: it has nothing to log in to")
+    if found.auth == "none":
+        raise click.ClickException(f'server {name!r} says "auth": "none"')
+    return found
+
+
+_REMOTE_OPTIONS = [
+    click.option("--config", "config_path", default=None,
+                 type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                 help="The mcpServers file that names SERVER."),
+    click.option("--url", default=None, help="A server's URL instead of --config FILE SERVER."),
+    click.argument("name", metavar="[SERVER]", required=False),
+]
+
+
+def _remote_options(command: Any) -> Any:
+    for option in reversed(_REMOTE_OPTIONS):
+        command = option(command)
+    return command
+
+
+@mcp.command(name="login")
+@_remote_options
+@click.option("--no-browser", is_flag=True,
+              help="Only print the authorization address (the browser may be elsewhere).")
+@click.option("--timeout", "seconds", type=click.FloatRange(min=0, min_open=True),
+              default=DEFAULT_LOGIN_SECONDS, show_default=True,
+              help="Seconds to wait for the authorization.")
+def login_command(config_path: Path | None, url: str | None, name: str | None,
+                  no_browser: bool, seconds: float) -> None:
+    """Log in to a remote MCP server behind OAuth, once, for every later command.
+
+    \b
+    fuseforks mcp login --config FILE SERVER
+    fuseforks mcp login --url URL
+
+    Prints the authorization address (and opens it in a browser where this machine has one).
+    The authorization server sends the browser back to a loopback port of this machine; on a
+    machine without a browser, open the address elsewhere and paste here the address the
+    browser ends on (or its code). The tokens are kept in the token folder
+    ($FUSEFORKS_TOKENS, else ~/.config/fuseforks/tokens), mode 0600.
+    """
+    server = _remote(config_path, url, name)
+
+    def show(address: str) -> None:
+        click.echo(f"To log in to {server.name!r}, open this address:\n\n  {address}\n", err=True)
+        click.echo("Waiting for the authorization server's redirect to this machine (or paste "
+                   "here the address the browser ends on, or its code).", err=True)
+
+    report = anyio.run(lambda: login(server, files=TokenFiles(), on_url=show,
+                                     open_browser=not no_browser, seconds=seconds))
+    if report.reason is not None:
+        raise click.ClickException(report.reason)
+    scope = f" (scope: {report.scope})" if report.scope else ""
+    click.echo(f"logged in to {server.name!r}{scope}: {report.tools} tools; the login is kept "
+               f"in {report.kept_in}")
+
+
+@mcp.command(name="logout")
+@_remote_options
+def logout_command(config_path: Path | None, url: str | None, name: str | None) -> None:
+    """Revoke and delete the login kept for a remote MCP server.
+
+    \b
+    fuseforks mcp logout --config FILE SERVER
+    fuseforks mcp logout --url URL
+    """
+    server = _remote(config_path, url, name)
+    click.echo(anyio.run(lambda: logout(server, TokenFiles())))

@@ -26,26 +26,66 @@ MIN_LENGTH = 8
 ordinary text."""
 
 class Secrets:
-    """Values to keep out of the record, each with the name its marker shows."""
+    """Values to keep out of the record, each with the name its marker shows.
+
+    Some are learnt while a process runs (an OAuth token obtained or refreshed): `learn` adds
+    them, and a `Secrets` that `include`s another knows what that one learns, from then on."""
 
     def __init__(self, named: Mapping[str, str] | None = None) -> None:
-        found = {value: name for name, value in (named or {}).items()
-                 if len(value) >= MIN_LENGTH and value.strip() == value}
+        self._found: dict[str, str] = {}
+        self._learnt = 0
+        self._included: list[Secrets] = []
+        self._built: tuple[object, ...] | None = None
+        self._pairs: list[tuple[str, str]] = []
+        self._seen: list[bytes] = []
+        self.learn(named or {})
+
+    def learn(self, named: Mapping[str, str]) -> None:
+        """Know these values too (those long enough to be secrets)."""
+        for name, value in named.items():
+            if len(value) >= MIN_LENGTH and value.strip() == value and value not in self._found:
+                self._found[value] = name
+                self._learnt += 1
+
+    def include(self, other: Secrets) -> None:
+        """Know every value `other` knows or learns."""
+        if other is not self and other not in self._included:
+            self._included.append(other)
+
+    def _stamp(self) -> tuple[object, ...]:
+        return (self._learnt, tuple(other._stamp() for other in self._included))
+
+    def _all(self) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for other in self._included:
+            found.update(other._all())
+        found.update(self._found)
+        return found
+
+    def _build(self) -> None:
+        stamp = self._stamp()
+        if stamp == self._built:
+            return
+        found = self._all()
         # the longest first: a secret that contains another is replaced whole
         ordered = sorted(found, key=len, reverse=True)
         self._pairs = [(value, f"[secret: {found[value]}]") for value in ordered]
         self._seen = [_json_text(value) for value in ordered]
+        self._built = stamp
 
     def __bool__(self) -> bool:
+        self._build()
         return bool(self._pairs)
 
     def __len__(self) -> int:
+        self._build()
         return len(self._pairs)
 
     def event(self, event: TurnEvent, body: bytes | None = None) -> TurnEvent:
         """`event` with every known secret replaced in its texts (the same object when it holds
         none). One encoding (`body`, when the caller has it) tells whether any is there; only
         then are its texts rewritten."""
+        self._build()
         if not self._pairs:
             return event
         if body is None:
@@ -56,6 +96,7 @@ class Secrets:
         return msgspec.convert(cleaned, type(event))
 
     def text(self, value: str) -> str:
+        self._build()
         for secret, marker in self._pairs:
             if secret in value:
                 value = value.replace(secret, marker)
@@ -73,6 +114,7 @@ class Secrets:
     def batch(self, batch: Sequence[Envelope]) -> Sequence[Envelope]:
         """The envelopes as they may be published. A sealed batch stays sealed: an envelope
         whose event changed loses its vetted body, and the store checks it again."""
+        self._build()
         if not self._pairs:
             return batch
         bodies = batch.bodies if isinstance(batch, Sealed) else [None] * len(batch)

@@ -94,9 +94,9 @@ class Gateway:
             tracing = live_subscriber()
             if tracing is not None:
                 subscribers.append(tracing)
+            secrets = known_secrets(Endpoint(base_url=""), options.servers)
             bus = await stack.enter_async_context(Bus(
-                subscribers, required=[StoreWriter(store)],
-                secrets=known_secrets(Endpoint(base_url=""), options.servers)))
+                subscribers, required=[StoreWriter(store)], secrets=secrets))
 
             async def changed(server: str, kind: str) -> None:
                 if self.book is not None:
@@ -106,6 +106,7 @@ class Gateway:
                 options.servers, call_timeout=options.call_timeout,
                 start_timeout=options.start_timeout, on_change=changed,
                 restart_after_timeout=True))
+            secrets.include(hub.secrets)  # OAuth tokens of the servers, as the hub learns them
             down = [ServerDown(server=name, reason=reason)
                     for name, reason in hub.start_faults.items()]
             self.book = SessionBook(hub, options.settings, bus.publish, servers_down=down,

@@ -78,6 +78,7 @@ def gateway_server(book: SessionBook) -> Server[Any]:
 
     async def list_tools(ctx: Context, params: PaginatedRequestParams | None) -> ListToolsResult:
         live = await book.session_for(ctx)
+        await book.hub.take_up_logins()  # a server a person logged in to since: its tools
         names = live.tools.names()
         return ListToolsResult(tools=[tool.model_copy(update={"name": names.exposed(prefixed)})
                                       for prefixed, tool in book.hub.listed_tools()])

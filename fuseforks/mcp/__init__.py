@@ -1,5 +1,5 @@
-"""MCP tool layer: servers from an `mcpServers` file (stdio, streamable HTTP, HTTP+SSE), their tools,
-and their outputs with images."""
+"""MCP tool layer: servers from an `mcpServers` file (stdio, streamable HTTP, HTTP+SSE; remote ones
+logged in to with OAuth), their tools, and their outputs with images."""
 
 from fuseforks.mcp.config import (
     ConfigError,

@@ -11,6 +11,15 @@ up on; a positive number. It wins over the hub's default (`fuseforks run --mcp-s
 `fuseforks mcp ... --mcp-start-timeout`), which is 30 s. The name is fuseforks' own: other clients
 spell such settings differently or not at all, and ignore keys they do not know.
 
+Authorization of a server reached over HTTP (`fuseforks.mcp.oauth`): a server that answers `401`
+with an MCP authorization challenge (`WWW-Authenticate: Bearer resource_metadata=…`) is logged in
+to with OAuth, unless its entry sends its own `Authorization` header or says `"auth": "none"`.
+`"auth": "oauth"` asks for OAuth whatever the challenge says (a server of the 2025-03-26
+authorization, which publishes no resource metadata). `"oauth": {"clientId", "clientSecret",
+"scopes", "callbackPort"}` gives a client registered beforehand, the scopes a login asks for
+(instead of those the server's challenge names), and the loopback port of the login's redirect;
+it implies `"auth": "oauth"`.
+
 Other keys other clients add (`disabled`, `autoApprove`, `timeout`, ...) are ignored rather than
 rejected; `"disabled": true` skips the server. `${VAR}` in a string value is expanded from the
 caller's environment, as other clients do: that is the one explicit way to hand a server a key.
@@ -48,16 +57,38 @@ class StdioServer(msgspec.Struct, frozen=True, kw_only=True):
 
 
 HttpTransport = Literal["http", "sse"]
+Auth = Literal["auto", "oauth", "none"]
+
+
+class OAuthClient(msgspec.Struct, frozen=True, kw_only=True):
+    """How fuseforks presents itself to a server's authorization server (the entry's `oauth`).
+
+    Without a `client_id` fuseforks registers itself (dynamic client registration) at its first
+    login, as a public client; `scopes` are asked for instead of those the server's challenge
+    names; `callback_port` is the loopback port the login's redirect comes back to (a client
+    registered beforehand is registered with one exact redirect URI)."""
+
+    client_id: str | None = None
+    client_secret: str | None = None
+    scopes: tuple[str, ...] = ()
+    callback_port: int | None = None
 
 
 class HttpServer(msgspec.Struct, frozen=True, kw_only=True):
-    """A server reached over HTTP: streamable HTTP, or the older HTTP+SSE transport (`sse`)."""
+    """A server reached over HTTP: streamable HTTP, or the older HTTP+SSE transport (`sse`).
+
+    `auth`: `auto` logs in with OAuth when the server's `401` is an MCP authorization challenge
+    and no `Authorization` header is configured, `oauth` always, `none` never. `source`: the
+    `mcpServers` file the entry was read from, which a login hint names."""
 
     name: str
     url: str
     headers: dict[str, str] = {}
     transport: HttpTransport = "http"
     start_timeout: float | None = None  # seconds; None: the hub's default
+    auth: Auth = "auto"
+    oauth: OAuthClient | None = None
+    source: str | None = None
 
 
 ServerConfig = StdioServer | HttpServer
@@ -68,12 +99,27 @@ SECRET_NAME = re.compile(r"key|token|secret|passw|pwd|auth|credential|cookie|ses
 """A configuration entry named like this holds a secret."""
 
 
+def oauth_mode(server: ServerConfig) -> Literal["oauth", "auto"] | None:
+    """Whether a server is logged in to with OAuth: `oauth` always, `auto` when its `401` is an
+    MCP authorization challenge, None never (stdio, `"auth": "none"`, or a configured
+    `Authorization` header, which is the server's key already)."""
+    if isinstance(server, StdioServer) or server.auth == "none":
+        return None
+    if server.auth == "oauth":
+        return "oauth"
+    if any(name.lower() == "authorization" for name in server.headers):
+        return None
+    return "auto"
+
+
 def secret_entries(server: ServerConfig) -> dict[str, str]:
     """The server's secrets, each by a name that says where it was configured: the values of its
-    environment entries and HTTP headers named like secrets, and the token of such a header
-    that carries a scheme (`Bearer …`)."""
+    environment entries and HTTP headers named like secrets, the token of such a header
+    that carries a scheme (`Bearer …`), and a configured OAuth client secret."""
     entries = server.env if isinstance(server, StdioServer) else server.headers
     named: dict[str, str] = {}
+    if isinstance(server, HttpServer) and server.oauth and server.oauth.client_secret:
+        named[f"{server.name}.oauth.clientSecret"] = server.oauth.client_secret
     for name, value in entries.items():
         if SECRET_NAME.search(name):
             named[f"{server.name}.{name}"] = value
@@ -124,6 +170,40 @@ def _start_timeout(entry: dict[str, Any], where: str) -> float | None:
     return float(value)
 
 
+def _oauth(entry: dict[str, Any], environ: Mapping[str, str], where: str
+           ) -> tuple[Auth, OAuthClient | None]:
+    """The entry's `auth` and `oauth`, checked."""
+    auth = entry.get("auth", "auto")
+    if auth not in ("auto", "oauth", "none"):
+        raise ConfigError(f'{where}.auth must be "oauth" or "none"')
+    given = entry.get("oauth")
+    if given is None:
+        return auth, None
+    if auth == "none":
+        raise ConfigError(f'{where}: "oauth" contradicts "auth": "none"')
+    if not isinstance(given, dict):
+        raise ConfigError(f"{where}.oauth must be an object")
+    unknown = sorted(set(given) - {"clientId", "clientSecret", "scopes", "callbackPort"})
+    if unknown:
+        raise ConfigError(f"{where}.oauth: unknown key {unknown[0]!r} (known: clientId, "
+                          "clientSecret, scopes, callbackPort)")
+    text: dict[str, str | None] = {}
+    for key in ("clientId", "clientSecret"):
+        value = given.get(key)
+        if value is not None and (not isinstance(value, str) or not value):
+            raise ConfigError(f"{where}.oauth.{key} must be a non-empty string")
+        text[key] = None if value is None else _expand(value, environ, f"{where}.oauth.{key}")
+    if text["clientSecret"] is not None and text["clientId"] is None:
+        raise ConfigError(f"{where}.oauth: clientSecret needs clientId")
+    scopes = _strings(given.get("scopes", []), f"{where}.oauth.scopes")
+    port = given.get("callbackPort")
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int)
+                             or not 0 < port < 65536):
+        raise ConfigError(f"{where}.oauth.callbackPort must be a port number (1-65535)")
+    return "oauth", OAuthClient(client_id=text["clientId"], client_secret=text["clientSecret"],
+                                scopes=tuple(scopes), callback_port=port)
+
+
 def _server(name: str, entry: Any, environ: Mapping[str, str]) -> ServerConfig | None:
     where = f"mcpServers.{name}"
     if not isinstance(entry, dict):
@@ -146,14 +226,21 @@ def _server(name: str, entry: Any, environ: Mapping[str, str]) -> ServerConfig |
         if not isinstance(entry["url"], str):
             raise ConfigError(f"{where}.url must be a string")
         headers = _string_map(entry.get("headers", {}), f"{where}.headers")
+        auth, oauth = _oauth(entry, environ, where)
+        if auth == "oauth" and any(k.lower() == "authorization" for k in headers):
+            raise ConfigError(f'{where}: an "Authorization" header and OAuth exclude each other')
         return HttpServer(
             name=name,
             url=_expand(entry["url"], environ, f"{where}.url"),
             headers={k: _expand(v, environ, f"{where}.headers.{k}") for k, v in headers.items()},
             transport="sse" if kind == "sse" else "http",
             start_timeout=start_timeout,
+            auth=auth,
+            oauth=oauth,
         )
     if kind == "stdio":
+        if "auth" in entry or "oauth" in entry:
+            raise ConfigError(f'{where}: "auth" and "oauth" are for a server reached by "url"')
         if "command" not in entry:
             raise ConfigError(f'{where}: type "stdio" needs "command"')
         if not isinstance(entry["command"], str) or not entry["command"]:
@@ -209,6 +296,8 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> l
     except msgspec.DecodeError as error:
         raise ConfigError(f"{path}: not valid JSON ({error})") from None
     try:
-        return parse_config(document, environ)
+        servers = parse_config(document, environ)
     except ConfigError as error:
         raise ConfigError(f"{path}: {error}") from None
+    return [msgspec.structs.replace(s, source=str(path)) if isinstance(s, HttpServer) else s
+            for s in servers]

@@ -15,6 +15,11 @@ A start either succeeds or returns a one-line reason; a call either returns the 
 Other requests (resources, prompts) are passed through the same way (`request`), except that a
 server's own JSON-RPC error is raised as it is, for the caller to pass on.
 
+A server reached over HTTP that logs in with OAuth carries its `ServerAuth` (`fuseforks.mcp.oauth`)
+on its HTTP client. A request the server refused for want of a login a person must make is not a
+dead connection: its fault is the one-line reason the auth gives (with the command that fixes
+it), and a start that failed so leaves the server `awaits_login` rather than given up.
+
 A server's lists may change while it runs: the connection hears it (a `list_changed` notification
 from a server on a handshake protocol version, or a `subscriptions/listen` stream on 2026-07-28),
 lists its tools again and tells `on_change` which list changed.
@@ -62,6 +67,7 @@ from fuseforks.core.leash import leashed
 from fuseforks.events.secrets import Secrets
 from fuseforks.mcp import faults
 from fuseforks.mcp.config import HttpServer, ServerConfig, StdioServer, secret_entries
+from fuseforks.mcp.oauth import ServerAuth
 from fuseforks.mcp.sse import sse_client
 
 logger = logging.getLogger("fuseforks.mcp")
@@ -143,9 +149,16 @@ class Connection:
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         max_event_bytes: int = MAX_SSE_EVENT_BYTES,
         on_change: OnChange | None = None,
+        auth: ServerAuth | None = None,
     ) -> None:
+        """`auth`: the server's OAuth (`fuseforks.mcp.oauth`), for a server reached over HTTP
+        that logs in with it."""
         self.config = config
         self._on_change = on_change
+        self.auth = auth
+        self.awaits_login = False
+        """The last start failed for want of a login a person can make: the next call tries
+        again (a login kept since is taken up), rather than giving the server up."""
         self.tools: list[Tool] = []
         self.start_timeout = (
             config.start_timeout if config.start_timeout is not None else start_timeout
@@ -186,6 +199,7 @@ class Connection:
     async def start(self, task_group: TaskGroup) -> str | None:
         """Start the server (stopping any previous session); None on success, else the reason."""
         await self.stop()
+        self.awaits_login = False
         first: Transport = (self.config.transport if isinstance(self.config, HttpServer)
                             else "stdio")
         reason: str | None = await task_group.start(self._run, first)
@@ -215,6 +229,9 @@ class Connection:
                 tool, arguments, read_timeout_seconds=self._call_timeout,
                 progress_callback=on_progress))
         except MCPError as error:
+            problem = self._auth_problem()
+            if problem is not None:
+                return CallFault(problem, dead=False)
             return CallFault(faults.rejected(self.name, tool, error.code, error.message), False)
 
     async def request(self, what: str, send: Callable[[Client], Awaitable[_T]]) -> _T | CallFault:
@@ -227,6 +244,9 @@ class Connection:
         try:
             return await send(client)
         except MCPError as error:
+            problem = self._auth_problem()
+            if problem is not None:  # a refusal only a login fixes: the connection is fine
+                return CallFault(problem, dead=False)
             if error.code == REQUEST_TIMEOUT:
                 reason = faults.call_timeout(self.name, what, self._call_timeout)
                 return CallFault(reason, dead=False, timed_out=True)
@@ -240,7 +260,14 @@ class Connection:
         except Exception as error:  # boundary: any transport failure becomes a fault
             leaf = _leaf(error)
             logger.debug("mcp call failed: server=%s what=%s", self.name, what, exc_info=leaf)
+            problem = self._auth_problem()
+            if problem is not None:
+                return CallFault(problem, dead=False)
             return CallFault(faults.call_failed(self.name, what, leaf), dead=True)
+
+    def _auth_problem(self) -> str | None:
+        """Why the server's refusal could not be authorized (a login is needed), once."""
+        return self.auth.take_problem() if self.auth is not None else None
 
     @property
     def serves_resources(self) -> bool:
@@ -317,6 +344,7 @@ class Connection:
         else:
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(headers=config.headers, timeout=_HTTP_TIMEOUT,
+                                   auth=self.auth,
                                    event_hooks={"response": [self._note_refusal]})
             )
             if kind == "sse":
@@ -413,6 +441,10 @@ class Connection:
                 logger.warning("mcp on_change failed: server=%s", self.name, exc_info=True)
 
     def _start_fault(self, error: BaseException) -> str:
+        problem = self._auth_problem()
+        if problem is not None:
+            self.awaits_login = True
+            return problem
         config = self.config
         if isinstance(config, StdioServer):
             if isinstance(error, FileNotFoundError):

@@ -127,3 +127,26 @@ def unknown_tool(name: str) -> str:
 
 def down_after_restart(server: str, reason: str) -> str:
     return f"server {server!r} is down (restart failed): {reason}"
+
+
+def needs_login(server: str, hint: str) -> str:
+    """A server that asks for an OAuth login none is kept for; `hint`: the command that makes
+    one."""
+    return f"server {server!r} needs a login: {hint}"
+
+
+def login_refused(server: str, hint: str) -> str:
+    """The kept login was refused, and could not be renewed (revoked, or expired for good)."""
+    return f"server {server!r} needs a login (its token was refused and could not be renewed): {hint}"
+
+
+def needs_scope(server: str, scope: str | None, hint: str) -> str:
+    """A step-up: the call needs a scope the kept login does not have."""
+    wanted = f"with scope {scope!r}" if scope else "with more access"
+    return f"server {server!r} needs a login {wanted}: {hint}"
+
+
+def login_failed(server: str, error: BaseException) -> str:
+    """A login that did not complete, with the first line of why."""
+    detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return f"login to server {server!r} failed: {_cut(detail, _STDERR_LINE_CHARS)}"

@@ -5,7 +5,8 @@ the same name. A call never raises for anything a server does: unknown names, re
 crashes, hangs and servers that never started all come back as tool-error `ToolOutput`s with a
 one-line `fault`, and the turn goes on. A server whose connection died is restarted on the next call
 that needs it, once: if that restart fails too, the server stays down for the rest of the hub's life
-and its calls fail at once with the reason.
+and its calls fail at once with the reason — except a server that wants a login (OAuth), which
+each call tries again, so a login a person makes meanwhile is taken up.
 
 Starting: each server has `start_timeout` seconds (its configuration's `startTimeout` wins), and a
 caller that passes `on_waiting` hears every few seconds which server it is still waiting for.
@@ -36,8 +37,9 @@ from mcp.types import CallToolResult, ContentBlock, ReadResourceResult, TextCont
 from fuseforks.core.errors import McpUnavailable
 from fuseforks.core.media import ENGINE_LIMITS
 from fuseforks.core.names import Language, parse_language
+from fuseforks.events.secrets import Secrets
 from fuseforks.mcp import faults
-from fuseforks.mcp.config import ServerConfig, tool_prefix
+from fuseforks.mcp.config import HttpServer, ServerConfig, oauth_mode, tool_prefix
 from fuseforks.mcp.connection import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_START_TIMEOUT,
@@ -47,7 +49,9 @@ from fuseforks.mcp.connection import (
     OnChange,
 )
 from fuseforks.mcp.links import LINK_READ_SECONDS, read_links
+from fuseforks.mcp.oauth import Person, ServerAuth
 from fuseforks.mcp.plan import plan_for_model
+from fuseforks.mcp.tokens import TokenFiles
 from fuseforks.ports.tools import ToolOutput, fault_output
 
 logger = logging.getLogger("fuseforks.mcp")
@@ -115,13 +119,23 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         on_progress: OnProgress | None = None,
         on_change: OnChange | None = None,
         restart_after_timeout: bool = False,
+        tokens: TokenFiles | None = None,
+        person: Person | None = None,
     ) -> None:
         """`start_timeout`: seconds each server has to start, unless its configuration gives its
         own `startTimeout`. `on_waiting(server, seconds_waited)` is called every
         `waiting_interval` seconds while a server is still starting (at the hub's start and at a
         restart), so a caller can say what it is waiting for; it must not block.
         `on_change(server, kind)` is awaited when a server's tools, resources or prompts changed.
-        `restart_after_timeout`: a call that timed out restarts its server before the next."""
+        `restart_after_timeout`: a call that timed out restarts its server before the next.
+
+        Servers behind OAuth use the logins kept in `tokens` (the user's token folder by
+        default); only with a `person` (a login) is anyone asked to authorize. Every token the
+        hub comes to know is in `secrets`, for the record to keep out."""
+        self.secrets = Secrets()
+        """What the hub's servers' logins hold (tokens, client secrets, codes), learnt as they
+        are: an agent's or a gateway's own `Secrets` include it."""
+        files = tokens if tokens is not None else TokenFiles()
         self._servers = [
             _Server(
                 Connection(
@@ -130,11 +144,13 @@ class ToolHub(anyio.AsyncContextManagerMixin):
                     call_timeout=call_timeout,
                     max_event_bytes=max_event_bytes,
                     on_change=on_change,
+                    auth=self._auth(config, files, person),
                 )
             )
             for config in servers
         ]
         self._restart_after_timeout = restart_after_timeout
+        self._on_change = on_change
         self._task_group: TaskGroup | None = None
         self._on_waiting = on_waiting
         self._waiting_interval = waiting_interval
@@ -142,6 +158,14 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         self.on_progress = on_progress
         """Hears every server's progress notifications (may be set after the hub starts)."""
         self.start_faults: dict[str, str] = {}  # server name -> why it did not start
+
+    def _auth(self, config: ServerConfig, files: TokenFiles,
+              person: Person | None) -> ServerAuth | None:
+        if not isinstance(config, HttpServer):
+            return None
+        if person is None and oauth_mode(config) is None:
+            return None
+        return ServerAuth(config, files, secrets=self.secrets, person=person)
 
     @asynccontextmanager
     async def __asynccontextmanager__(self) -> AsyncGenerator[Self]:
@@ -304,11 +328,28 @@ class ToolHub(anyio.AsyncContextManagerMixin):
             if not server.needs_restart and server.connection.connected:
                 return None
             logger.info("mcp restart: server=%s", server.connection.name)
+            awaited = server.connection.awaits_login
             reason = await self._start(server)
             if reason is not None:
-                server.down_reason = faults.down_after_restart(server.connection.name, reason)
+                if not server.connection.awaits_login:  # a login may be made meanwhile
+                    server.down_reason = faults.down_after_restart(server.connection.name, reason)
                 return reason
-            return None
+        if awaited and self._on_change is not None:  # logged in: its tools are there now
+            try:
+                await self._on_change(server.connection.name, "tools")
+            except Exception:  # a listener must never cost the server its start
+                logger.warning("mcp on_change failed: server=%s", server.connection.name,
+                               exc_info=True)
+        return None
+
+    async def take_up_logins(self) -> None:
+        """Start again each server that wants a login, once one has been kept for it since:
+        a person logged in while this hub ran (before a turn, or a client's tool listing)."""
+        for server in self._servers:
+            connection = server.connection
+            if (connection.awaits_login and server.down_reason is None
+                    and connection.auth is not None and connection.auth.login_changed()):
+                await self._ensure_running(server)
 
     async def _render(self, result: CallToolResult, language: Language,
                       connection: Connection | None) -> ToolOutput:

@@ -115,3 +115,16 @@ def assert_nowhere(secrets: list[str], files: list[Path], exports: Path) -> None
         if where.exists():
             for secret in secrets:
                 assert secret.encode() not in where.read_bytes(), where
+
+
+def test_secrets_learnt_while_running_reach_every_secrets_that_includes_them() -> None:
+    hub = Secrets()
+    agent = Secrets({"ANTHROPIC_API_KEY": KEY})
+    agent.include(hub)
+    before = events_with(f"token {TOKEN}")
+    assert [agent.event(e) for e in before] == before  # not known yet: left as it is
+    hub.learn({"design access token": TOKEN, "short": "abc"})
+    assert len(agent) == 2
+    assert agent.text(f"{KEY} and {TOKEN}") == (
+        "[secret: ANTHROPIC_API_KEY] and [secret: design access token]")
+    assert all(TOKEN not in msgspec.json.encode(agent.event(e)).decode() for e in before)

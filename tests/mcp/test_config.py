@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fuseforks.mcp import ConfigError, HttpServer, StdioServer, load_config, parse_config
-from fuseforks.mcp.config import tool_prefix
+from fuseforks.mcp.config import OAuthClient, oauth_mode, secret_entries, tool_prefix
 
 
 def test_a_typical_file_from_another_client_reads_unchanged(tmp_path: Path) -> None:
@@ -43,6 +43,7 @@ def test_a_typical_file_from_another_client_reads_unchanged(tmp_path: Path) -> N
             name="remote",
             url="http://127.0.0.1:47321/mcp",
             headers={"Authorization": "Bearer abc"},
+            source=str(path),  # a login hint names the file
         ),
     ]
 
@@ -161,3 +162,45 @@ def test_invalid_json_names_the_file(tmp_path: Path) -> None:
     path.write_text("{")
     with pytest.raises(ConfigError, match=r"bad\.json: not valid JSON"):
         load_config(path)
+
+
+def test_oauth_entries_say_how_a_remote_server_is_logged_in_to() -> None:
+    document = {"mcpServers": {
+        "design": {"url": "https://design.example/mcp"},
+        "forced": {"url": "https://old.example/mcp", "auth": "oauth"},
+        "keyed": {"url": "https://keyed.example/mcp", "headers": {"Authorization": "Bearer k"}},
+        "open": {"url": "https://open.example/mcp", "auth": "none"},
+        "given": {"url": "https://given.example/mcp", "oauth": {
+            "clientId": "fuseforks-desktop", "clientSecret": "${GIVEN_SECRET}",
+            "scopes": ["images", "draw"], "callbackPort": 33418}},
+        "local": {"command": "srv"},
+    }}
+    servers = parse_config(document, {"GIVEN_SECRET": "s3cret-of-the-client"})
+    assert [oauth_mode(s) for s in servers] == ["auto", "oauth", None, None, "oauth", None]
+    given = servers[4]
+    assert isinstance(given, HttpServer)
+    assert (given.auth, given.oauth) == ("oauth", OAuthClient(
+        client_id="fuseforks-desktop", client_secret="s3cret-of-the-client",
+        scopes=("images", "draw"), callback_port=33418))
+    assert secret_entries(given) == {"given.oauth.clientSecret": "s3cret-of-the-client"}
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ({"url": "u", "auth": "basic"}, 'mcpServers.s.auth must be "oauth" or "none"'),
+    ({"url": "u", "auth": "none", "oauth": {}}, 'mcpServers.s: "oauth" contradicts "auth": "none"'),
+    ({"url": "u", "oauth": {"clientSecret": "x"}}, "mcpServers.s.oauth: clientSecret needs clientId"),
+    ({"url": "u", "oauth": {"callbackPort": 0}},
+     "mcpServers.s.oauth.callbackPort must be a port number (1-65535)"),
+    ({"url": "u", "oauth": {"client_id": "x"}},
+     "mcpServers.s.oauth: unknown key 'client_id' (known: clientId, clientSecret, scopes, "
+     "callbackPort)"),
+    ({"url": "u", "auth": "oauth", "headers": {"Authorization": "Bearer k"}},
+     'mcpServers.s: an "Authorization" header and OAuth exclude each other'),
+    ({"command": "srv", "auth": "oauth"},
+     'mcpServers.s: "auth" and "oauth" are for a server reached by "url"'),
+])
+def test_an_oauth_entry_that_cannot_be_used_is_named(entry: dict[str, object],
+                                                      message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"mcpServers": {"s": entry}}, {})
+    assert str(caught.value) == message
