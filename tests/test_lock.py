@@ -27,13 +27,24 @@ def _locked() -> dict[str, str]:
     return pins
 
 
+def _locked_extras() -> list[str]:
+    """The extras the lock is made with: `-e .[…]` in requirements/test.in."""
+    text = (ROOT / "requirements" / "test.in").read_text(encoding="utf-8")
+    (extras,) = re.findall(r"^-e \.\[([\w,]+)\]$", text, re.MULTILINE)
+    return extras.split(",")
+
+
 def _wanted() -> list[Requirement]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     names = project["project"]["dependencies"] + [
-        requirement for extra in ("test", "bench")
+        requirement for extra in _locked_extras()
         for requirement in project["project"]["optional-dependencies"][extra]]
     names += project["build-system"]["requires"]
     return [Requirement(name) for name in names]
+
+
+def test_the_lock_is_made_with_the_test_extras_and_the_clouds_credentials() -> None:
+    assert set(_locked_extras()) >= {"test", "bench", "bedrock", "vertex", "azure"}
 
 
 def test_the_lock_pins_every_dependency_within_its_bounds() -> None:

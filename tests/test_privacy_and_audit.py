@@ -23,6 +23,7 @@ from fuseforks.projections.audit import audit_rows
 from fuseforks.simulator import Script, run_simulator
 from fuseforks.stores.sqlite import SqliteStore
 from fuseforks.wires.base import Endpoint
+from fuseforks.wires.registry import get_wire
 from tests.engine.rig import FAST, RIG
 
 SENTINEL = "sk-SENTINEL-3f9c2a7d-never-write-me"
@@ -99,8 +100,7 @@ def test_audit_answers_match_what_the_demo_did(tmp_path) -> None:
             rows = [d for d in store.image_deliveries(digest=digest)
                     if d.turn_id == outcome.result.turn_id]
             scenario = outcome.scenario
-            placements = {"delivered": ["alternate" if scenario.wire == "openai-compat"
-                                        else "native"],
+            placements = {"delivered": [get_wire(scenario.wire).placement],
                           "ladder": ["native", "alternate"],
                           "stripped": ["native", "alternate"]}[scenario.expect]
             assert [(d.wire, d.model, d.endpoint_host, d.placement) for d in rows] == [

@@ -23,7 +23,10 @@ def test_the_replays_cover_the_p4_table_the_cap_the_repeat_drops_and_version_0()
     names = {p.relative_to(REPLAYS).as_posix() for p in STREAMS}
     assert {f"p4-{n}.jsonl" for n in ("meta", "anthropic", "gemini", "openai-responses",
                                        "openai-compat", "xai", "perplexity",
-                                       "image-refusing")} <= names
+                                       "image-refusing", "bedrock", "bedrock-pixtral",
+                                       "vertex-gemini", "vertex-claude", "azure-chat",
+                                       "azure-responses", "ollama", "vllm", "llamacpp",
+                                       "lmstudio")} <= names
     assert {"cap-at-20.jsonl", "repeat-stop.jsonl", "dropped-every-reason.jsonl",
             "v0/p4-anthropic-ja.jsonl", "v1/p4-anthropic.jsonl", "v1/repeat-stop.jsonl",
             "v2/p4-image-refusing.jsonl", "v2/cap-at-20.jsonl", "v3/p4-image-refusing.jsonl",

@@ -77,7 +77,7 @@ from fuseforks.projections.conversation import (
 from fuseforks.stores.open import open_store
 from fuseforks.stores.store import EventStore
 from fuseforks.traces.live import TracerProviderLike, live_subscriber
-from fuseforks.wires.registry import resolve_endpoint
+from fuseforks.wires.registry import image_cap_for, resolve_endpoint
 
 _T = TypeVar("_T")
 DEFAULT_SETTINGS = AgentSettings()
@@ -312,7 +312,8 @@ class Agent(anyio.AsyncContextManagerMixin):
             spec = TurnSpec(placement=self._start_placement(live),
                             agent=settings.name, request=request, language=settings.language,
                             system=settings.system, max_rounds=settings.max_rounds,
-                            image_cap=settings.image_cap, conversation_id=conversation_id,
+                            image_cap=image_cap_for(self.wire, settings.image_cap),
+                            conversation_id=conversation_id,
                             history=exchanges, history_dropped=dropped,
                             servers_down=[ServerDown(server=s, reason=r)
                                           for s, r in self.start_faults.items()],

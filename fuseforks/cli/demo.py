@@ -58,12 +58,14 @@ Example:
 @click.option("--language", type=click.Choice(LANGUAGES), default="en", show_default=True,
               help="The language of every sentence fuseforks adds for the model.")
 def demo(db_path: Location, log_path: Path, record_dir: Path | None, language: Language) -> None:
-    """Run the offline demo: seven wires and an image-refusing model.
+    """Run the offline demo: every provider wire and an image-refusing model.
 
     Starts the provider simulator (a local process on 127.0.0.1) and the demo camera (an MCP
     server over stdio), runs one camera turn on each of the seven provider wires plus one with a
-    model that refuses images, and prints what each model said it saw next to the camera's truth.
-    Nothing leaves the machine."""
+    model that refuses images, one on each cloud's wire (Bedrock, Vertex AI, Azure OpenAI) and
+    on each local server by name (Ollama, vLLM, llama.cpp, LM Studio), and prints where each
+    image went and what each model said it saw next to the camera's truth. Nothing leaves the
+    machine."""
     check_store_target(db_path)
     check_file_target(log_path, "log")
     from fuseforks.demo.offline import run  # the demo's engine, simulator and MCP SDK: only now

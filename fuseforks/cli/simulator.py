@@ -54,7 +54,7 @@ Example:
                    "provider's own \"model not found\", as from the real service).")
 def simulator(port: int, record_dir: Path | None, call_tools: tuple[str, ...], rounds: int,
               latency: float, require_key: bool, any_model: bool) -> None:
-    """Serve the seven provider wires on 127.0.0.1 (tests, the demo).
+    """Serve every provider wire on 127.0.0.1 (tests, the demo).
 
     A strict local stand-in for the providers, until interrupted: it checks every request
     against its wire's format and its model against the names the wire knows (the README lists

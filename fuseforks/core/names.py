@@ -22,8 +22,21 @@ WireName = Literal[
     "xai-responses",
     "meta-responses",
     "perplexity-responses",
+    "bedrock-converse",
+    "vertex-gemini",
+    "vertex-anthropic",
+    "azure-chat",
+    "azure-responses",
+    "ollama",
+    "vllm",
+    "llamacpp",
+    "lmstudio",
 ]
-"""A provider request format; also the `backend=` value of the log."""
+"""A provider request format at a provider; also the `backend=` value of the log. The clouds'
+wires speak a format of their own (Bedrock's Converse) or one of the first seven at the cloud's
+address with the cloud's credentials; the four local servers speak openai-compat at their own
+default address, without a key. Names added within schema version 4, as new kinds are: no earlier
+record holds one."""
 
 Placement = Literal["native", "alternate"]
 """Native: a tool result's images sit inside the tool result. Alternate: a user-role message right

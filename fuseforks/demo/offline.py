@@ -31,6 +31,7 @@ from fuseforks.projections.summary import turn_summary
 from fuseforks.projections.words import images_shown
 from fuseforks.stores.open import Target, open_store
 from fuseforks.wires.http import RetryPolicy
+from fuseforks.wires.registry import get_wire
 
 CAMERA_SERVER = "nik"
 CAMERA_TOOL = f"{CAMERA_SERVER}__live_view_image"
@@ -109,8 +110,9 @@ async def run_scenarios(db_path: Target, log_path: Path, record_dir: Path | None
     with simulator_process(record_dir) as base_url, open_store(db_path) as store:
         async with ToolHub([camera]) as hub:
             for scenario in scenarios:
+                local = get_wire(scenario.wire).local  # a local server is sent no key
                 async with Agent(
-                    wire=scenario.wire, model=scenario.model, api_key=api_key,
+                    wire=scenario.wire, model=scenario.model, api_key=None if local else api_key,
                     base_url=base_url + WIRE_PREFIXES[scenario.wire], tools=hub, db=store,
                     log=log_path, settings=AgentSettings(
                         language=language, name="demo",

@@ -27,6 +27,16 @@ service answered it:
 - Perplexity: 400 `{"error":{"message":"Invalid model 'NAME'. Permitted models can be found in
   the documentation at https://docs.perplexity.ai/docs/getting-started/models.",
   "type":"invalid_model","code":400}}` — FerroxLabs/wayland#603.
+- Bedrock: 400 `{"message":"The provided model identifier is invalid."}`, a
+  `ValidationException` — boto/boto3's and many clients' reports (iOfficeAI/AionCore#377 quotes
+  the body).
+- Vertex AI: 404 `Publisher Model `projects/P/locations/L/publishers/PUB/models/NAME` not
+  found.`, status `NOT_FOUND`, in Google's error shape.
+- Azure OpenAI: 404 `DeploymentNotFound`, "The API deployment for this resource does not
+  exist. …" (the model is a deployment's name there).
+- Ollama: 404 `model "NAME" not found, try pulling it first`; vLLM: 404 `The model `NAME` does
+  not exist.` (`NotFoundError`); llama.cpp's server answers with the model it runs, whatever the
+  name; LM Studio has no not-found body on record, so it answers OpenAI's.
 """
 
 from __future__ import annotations
@@ -37,7 +47,7 @@ from fuseforks.simulator.brain import (
     TOOL_OUTPUT_IMAGE_REFUSING_MODELS,
     WEBP_REFUSING_MODELS,
 )
-from fuseforks.simulator.shapes import JSON, Reply
+from fuseforks.simulator.shapes import JSON, Reply, error_headers
 
 _OPENAI = frozenset({
     "gpt-6-sol", "gpt-6-luna", "gpt-5.5", "gpt-5.5-pro", "gpt-5.5-mini", "gpt-5.4-mini", "gpt-5",
@@ -66,8 +76,33 @@ KNOWN_MODELS: dict[str, frozenset[str]] = {
         "perplexity/sonar", "google/gemini-3.7-flash", "openai/gpt-5.5",
         "anthropic/claude-sonnet-5-5",
     }),
+    # Bedrock's model ids and inference profiles; Mistral's Pixtral takes images in a user
+    # message but not in a tool result.
+    "bedrock-converse": frozenset({
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "global.anthropic.claude-sonnet-4-6",
+        "anthropic.claude-haiku-4-5-20251001-v1:0", "us.amazon.nova-pro-v1:0",
+        "amazon.nova-lite-v1:0", "us.meta.llama4-maverick-17b-instruct-v1:0",
+        "mistral.pixtral-large-2502-v1:0",
+    }),
+    "vertex-gemini": _GEMINI,
+    "vertex-anthropic": frozenset({
+        "claude-sonnet-5-5", "claude-opus-4-6", "claude-sonnet-4-5@20250929",
+        "claude-haiku-4-5@20251001",
+    }),
+    # Azure names a deployment; the simulator's deployments are named after their models.
+    "azure-chat": _OPENAI,
+    "azure-responses": _OPENAI,
+    "ollama": frozenset({"qwen2.5vl:7b", "gemma3:12b", "llama3.2-vision:11b", "llava:13b"}),
+    "vllm": frozenset({"Qwen/Qwen2.5-VL-7B-Instruct", "google/gemma-3-12b-it",
+                       "moonshotai/Kimi-K2.5"}),
+    "llamacpp": frozenset({"gemma-3-4b-it"}),
+    "lmstudio": frozenset({"qwen2.5-vl-7b-instruct", "google/gemma-3-12b"}),
 }
 """The names each wire answers, besides the profiles."""
+
+ANY_NAME_WIRES = frozenset({"llamacpp"})
+"""Servers that answer with the one model they run whatever the request names (llama.cpp's
+`llama-server`): every name is known there."""
 
 PROFILE_MODELS: frozenset[str] = (IMAGE_REFUSING_MODELS | IMAGE_IGNORING_MODELS
                                   | WEBP_REFUSING_MODELS | TOOL_OUTPUT_IMAGE_REFUSING_MODELS)
@@ -78,13 +113,34 @@ XAI_TEAM_ID = "0f0f0f0f-0000-4000-8000-000000000000"
 
 
 def knows(wire: str, model: str) -> bool:
-    return model in PROFILE_MODELS or model in KNOWN_MODELS.get(wire, frozenset())
+    return (wire in ANY_NAME_WIRES or model in PROFILE_MODELS
+            or model in KNOWN_MODELS.get(wire, frozenset()))
 
 
 def not_found(wire: str, model: str, seq: int, *, version: str = "v1beta",
-              method: str = "generateContent") -> Reply:
+              method: str = "generateContent", path: str = "") -> Reply:
     """The provider's answer to a model it does not know (`version` and `method`: the Gemini
-    route asked)."""
+    route asked; `path`: the cloud route that named the model)."""
+    if wire == "bedrock-converse":
+        return Reply(400, JSON.encode({"message": "The provided model identifier is invalid."}),
+                     error_headers(wire, 400))
+    if wire.startswith("vertex-"):
+        resource = path[path.index("/projects/") + 1:].rpartition(":")[0]
+        return Reply(404, JSON.encode({"error": {
+            "code": 404, "message": f"Publisher Model `{resource}` not found.",
+            "status": "NOT_FOUND"}}))
+    if wire.startswith("azure-"):
+        return Reply(404, JSON.encode({"error": {"code": "DeploymentNotFound", "message": (
+            "The API deployment for this resource does not exist. If you created the deployment "
+            "within the last 5 minutes, please wait a moment and try again.")}}))
+    if wire == "ollama":
+        return Reply(404, JSON.encode({"error": {
+            "message": f'model "{model}" not found, try pulling it first', "type": "api_error",
+            "param": None, "code": None}}))
+    if wire == "vllm":
+        return Reply(404, JSON.encode({"error": {
+            "message": f"The model `{model}` does not exist.", "type": "NotFoundError",
+            "param": None, "code": 404}}))
     if wire == "anthropic":
         request_id = f"req_011CSimulator{seq:011d}"
         return Reply(404, JSON.encode({

@@ -108,11 +108,22 @@ class Request(_Strict):
     stream_options: StreamOptions | None = None
 
 
-def _tool_content(message: ToolMsg, where: str, model: str) -> None:
+# vLLM refuses an image in a tool message (vllm-project/vllm#43203); Ollama, llama.cpp's server
+# and LM Studio take the message and leave the image out of what the model reads
+# (ollama/ollama#16038): the model answers as if there were none.
+TOOL_IMAGE_REFUSED_BY_VLLM = "tool message content only supports text content"
+TOOL_IMAGE_IGNORING_SERVERS = frozenset({"ollama", "llamacpp", "lmstudio"})
+
+
+def _tool_content(message: ToolMsg, where: str, model: str, server: str) -> None:
     if isinstance(message.content, str):
         return
     for part in message.content:
         kind = part.get("type")
+        if kind == "image_url" and server == "vllm":
+            raise Invalid(TOOL_IMAGE_REFUSED_BY_VLLM)
+        if kind == "image_url" and server in TOOL_IMAGE_IGNORING_SERVERS:
+            continue
         if kind == "image_url" and model.startswith(OPENAI_CHAT_PREFIXES):
             raise Invalid(f"Invalid '{where}'. Image URLs are only allowed for messages with role "
                           "'user', but this message with role 'tool' contains an image URL.",
@@ -123,7 +134,7 @@ def _tool_content(message: ToolMsg, where: str, model: str) -> None:
             raise Invalid(f"{where}: invalid text content part")
 
 
-def _read(request: Request) -> Conversation:
+def _read(request: Request, server: str) -> Conversation:
     rounds = 0
     seen: list[bytes] = []
     latest: list[bytes] = []
@@ -134,7 +145,7 @@ def _read(request: Request) -> Conversation:
             if message.tool_call_id not in pending:
                 raise Invalid("Invalid parameter: messages with role 'tool' must be a response to "
                               "a preceeding message with 'tool_calls'.")
-            _tool_content(message, where, request.model)
+            _tool_content(message, where, request.model, server)
             pending.remove(message.tool_call_id)
             continue
         if pending:
@@ -172,14 +183,17 @@ def _refuse_reasoning_parameters(request: Request) -> None:
                       code="unsupported_parameter", param="temperature")
 
 
-def handle(payload: object, seq: int, script: Script) -> Reply | Streamed:
+def handle(payload: object, seq: int, script: Script,
+           server: str = "openai-compat") -> Reply | Streamed:
+    """`server`: the wire whose endpoint this is (a local server treats a tool message's images
+    its own way)."""
     request = convert(payload, Request, "body")
     assert isinstance(request, Request)
     if request.stream_options is not None and not request.stream:
         raise Invalid("The 'stream_options' parameter is only allowed when 'stream' is enabled.",
                       param="stream_options")
     _refuse_reasoning_parameters(request)
-    decision = decide(_read(request), script)
+    decision = decide(_read(request, server), script)
     if isinstance(decision, RefuseImages):
         raise Invalid(decision.message, code=decision.code)
     message: dict[str, Any]

@@ -44,11 +44,19 @@ import h11
 import msgspec
 from anyio.abc import SocketAttribute, SocketStream
 
-from fuseforks.simulator import anthropic, gemini, openai_chat, responses
+from fuseforks.simulator import anthropic, bedrock, clouds, gemini, openai_chat, responses
 from fuseforks.simulator.brain import DEFAULT_SCRIPT, Script
 from fuseforks.simulator.models import knows, not_found
 from fuseforks.simulator.sending import send_cut, send_reply, send_stream
-from fuseforks.simulator.shapes import Invalid, Reply, Streamed, error_body, error_reply
+from fuseforks.simulator.shapes import (
+    JSON,
+    Invalid,
+    Reply,
+    Streamed,
+    error_body,
+    error_headers,
+    error_reply,
+)
 
 logger = logging.getLogger("fuseforks.simulator")
 _READ_BYTES = 1 << 20
@@ -61,7 +69,24 @@ WIRE_PREFIXES: dict[str, str] = {
     "xai-responses": "/xai/v1",
     "meta-responses": "/meta/v1",
     "perplexity-responses": "/perplexity/v1",
+    "bedrock-converse": "/bedrock",
+    "vertex-gemini": "/vertex/v1/projects/fuseforks-sim/locations/us-central1",
+    "vertex-anthropic": "/vertex/v1/projects/fuseforks-sim/locations/us-east5",
+    "azure-chat": "/azure",
+    "azure-responses": "/azure",
+    "ollama": "/ollama/v1",
+    "vllm": "/vllm/v1",
+    "llamacpp": "/llamacpp/v1",
+    "lmstudio": "/lmstudio/v1",
 }
+LOCAL_SERVERS = ("ollama", "vllm", "llamacpp", "lmstudio")
+_BEDROCK_PATH = re.compile(r"/bedrock/model/(?P<model>[^/]+)/(?P<op>converse|converse-stream)")
+_VERTEX_PATH = re.compile(
+    r"/vertex/(?:v1|v1beta1)/projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/publishers/"
+    r"(?P<publisher>google|anthropic)/models/(?P<model>[^/:]+)"
+    r":(?P<method>generateContent|streamGenerateContent|rawPredict|streamRawPredict)")
+_AZURE_CHAT_PATH = re.compile(r"/azure/openai/deployments/(?P<model>[^/]+)/chat/completions")
+_LOCAL_PATHS = {f"/{w}/v1/chat/completions": w for w in LOCAL_SERVERS}
 _GEMINI_PATH = re.compile(
     r"/gemini/(?P<version>v1(?:beta)?)/models/(?P<model>[^/:]+)"
     r":(?P<method>generateContent|streamGenerateContent)")
@@ -151,6 +176,11 @@ def _status(reply: object) -> int | None:
     return reply.status if isinstance(reply, Reply) else None
 
 
+def _vertex_prefix(path: str) -> str:
+    """`/vertex/v1/projects/P/locations/L/publishers/google` of a Vertex Gemini path."""
+    return path[:path.index("/publishers/google") + len("/publishers/google")]
+
+
 def _gemini_stream(path: str, query: str) -> Literal["sse", "json"] | None:
     """How a Gemini route answers: `streamGenerateContent` streams, as `data:` frames with
     `alt=sse`, else as one JSON array sent in pieces."""
@@ -169,6 +199,8 @@ def _bearer(headers: dict[str, str]) -> str:
 
 
 def _presented_key(wire: str, headers: dict[str, str]) -> str:
+    if wire.startswith("azure-") and headers.get("api-key"):
+        return headers["api-key"]
     if wire == "anthropic":
         return headers.get("x-api-key") or _bearer(headers)
     if wire == "gemini":
@@ -183,9 +215,28 @@ def _auth_ok(wire: str, headers: dict[str, str], query: str, required: bool = Tr
         return bool(_presented_key(wire, headers)) or not required
     if wire == "gemini":
         return bool(headers.get("x-goog-api-key")) or "key=" in query or not required
+    if wire.startswith("azure-") and headers.get("api-key"):
+        return True
+    if wire in LOCAL_SERVERS:
+        required = False  # a local server has no key unless its operator gave it one
     if "authorization" in headers:
         return bool(_bearer(headers))
     return not required
+
+
+def _unauthorized(wire: str) -> Reply:
+    """Each provider's answer to a request without valid credentials."""
+    if wire.startswith("vertex-"):
+        return Reply(401, error_body("gemini", 401, (
+            "Request had invalid authentication credentials. Expected OAuth 2 access token, "
+            "login cookie or other valid authentication credential. See "
+            "https://developers.google.com/identity/sign-in/web/devconsole-project.")))
+    if wire.startswith("azure-"):
+        return Reply(401, JSON.encode({"error": {"code": "401", "message": (
+            "Access denied due to invalid subscription key or wrong API endpoint. Make sure to "
+            "provide a valid key for an active subscription and use a correct regional API "
+            "endpoint for your resource.")}}))
+    return Reply(401, error_body(wire, 401, "missing or malformed API key"))
 
 
 class Simulator:
@@ -329,6 +380,7 @@ class Simulator:
                 return None, b""
 
     def _route(self, target: str) -> tuple[str | None, str]:
+        """The wire a path belongs to, and the model when the path names it."""
         path = urlsplit(target).path
         if path == "/anthropic/v1/messages":
             return "anthropic", ""
@@ -336,6 +388,17 @@ class Simulator:
             return "openai-compat", ""
         if match := _GEMINI_PATH.fullmatch(path):
             return "gemini", unquote(match["model"])
+        if match := _BEDROCK_PATH.fullmatch(path):
+            return "bedrock-converse", unquote(match["model"])
+        if match := _VERTEX_PATH.fullmatch(path):
+            google = match["publisher"] == "google"
+            return ("vertex-gemini" if google else "vertex-anthropic"), unquote(match["model"])
+        if match := _AZURE_CHAT_PATH.fullmatch(path):
+            return "azure-chat", unquote(match["model"])
+        if path == "/azure/openai/responses":
+            return "azure-responses", ""
+        if path in _LOCAL_PATHS:
+            return _LOCAL_PATHS[path], ""
         return _RESPONSES_PATHS.get(path), ""
 
     def _knows(self, wire: str, model: str) -> bool:
@@ -387,34 +450,61 @@ class Simulator:
             message = "simulated fault"
             if fault.echo_key:
                 message = f"Incorrect API key provided: {_presented_key(wire, headers)}"
-            return Reply(fault.status, error_body(wire, fault.status, message), extra)
+            return Reply(fault.status, error_body(wire, fault.status, message),
+                         extra + error_headers(wire, fault.status))
         return self._reply(wire, model, seq, headers, target, body)
 
     def _reply(self, wire: str, model: str, seq: int, headers: dict[str, str], target: str,
                body: bytes) -> Reply | Streamed:
         """What the provider answers: a refusal, a whole reply, or a stream."""
         path, query = urlsplit(target).path, urlsplit(target).query
-        if not _auth_ok(wire, headers, query, self.require_key):
-            return Reply(401, error_body(wire, 401, "missing or malformed API key"))
+        if wire == "bedrock-converse":
+            refused = bedrock.check_auth(headers, self.require_key)
+            if refused is not None:
+                return refused
+        elif not _auth_ok(wire, headers, query, self.require_key):
+            return _unauthorized(wire)
+        if wire.startswith("azure-"):
+            version = clouds.azure_version(wire, query)
+            if version is not None:
+                return version
         route = _GEMINI_PATH.fullmatch(path)
         if route is not None and not self._knows(wire, model):  # Gemini names it in the path
             return not_found(wire, model, seq, version=route["version"], method=route["method"])
+        if model and route is None and not self._knows(wire, model):  # so do the clouds
+            return not_found(wire, model, seq, path=path)
         try:
             payload = msgspec.json.decode(body)
             if not isinstance(payload, dict):
                 raise Invalid("request body must be a JSON object")
             named = payload.get("model")
-            if route is None and isinstance(named, str) and not self._knows(wire, named):
+            if not model and isinstance(named, str) and not self._knows(wire, named):
                 return not_found(wire, named, seq)
-            if wire == "anthropic":
-                return anthropic.handle(payload, seq, self.script)
-            if wire == "openai-compat":
-                return openai_chat.handle(payload, seq, self.script)
-            if wire == "gemini":
-                return gemini.handle(payload, seq, self.script, model,
-                                     _gemini_stream(path, query))
-            return responses.handle(payload, seq, self.script)
+            return self._handle(wire, model, payload, seq, path, query)
         except msgspec.DecodeError as exc:
             return error_reply(wire, Invalid(f"We could not parse the JSON body of your request ({exc})"))
         except Invalid as exc:
             return error_reply(wire, exc)
+
+    def _handle(self, wire: str, model: str, payload: dict[str, object], seq: int, path: str,
+                query: str) -> Reply | Streamed:
+        if wire == "anthropic":
+            return anthropic.handle(payload, seq, self.script)
+        if wire in ("openai-compat", *LOCAL_SERVERS):
+            return openai_chat.handle(payload, seq, self.script, server=wire)
+        if wire == "gemini":
+            return gemini.handle(payload, seq, self.script, model, _gemini_stream(path, query))
+        if wire == "bedrock-converse":
+            match = _BEDROCK_PATH.fullmatch(path)
+            assert match is not None
+            return bedrock.handle(payload, seq, self.script, model,
+                                  stream=match["op"] == "converse-stream")
+        if wire == "vertex-gemini":
+            return gemini.handle(payload, seq, self.script, model, _gemini_stream(
+                path.replace(_vertex_prefix(path), "/gemini/v1"), query))
+        if wire == "vertex-anthropic":
+            return anthropic.handle(clouds.vertex_anthropic_body(payload, model, path), seq,
+                                    self.script)
+        if wire == "azure-chat":
+            return openai_chat.handle(payload, seq, self.script, server=wire)
+        return responses.handle(payload, seq, self.script)

@@ -52,26 +52,52 @@ _XAI_CODES = {400: "Client specified an invalid argument", 401: "Unauthenticated
               500: "Internal error", 503: "The service is currently unavailable"}
 
 
+# Bedrock's exceptions by status (the Converse API reference), named in `x-amzn-ErrorType`.
+_AWS_TYPES = {400: "ValidationException", 403: "AccessDeniedException",
+              404: "ResourceNotFoundException", 408: "ModelTimeoutException",
+              424: "ModelErrorException", 429: "ThrottlingException",
+              500: "InternalServerException", 503: "ServiceUnavailableException"}
+AWS_TYPE_SUFFIX = ":http://internal.amazon.com/coral/com.amazon.bedrock/"
+# vLLM's error `type` by status (its OpenAI-compatible server names them after the exception).
+_VLLM_TYPES = {400: "BadRequestError", 404: "NotFoundError", 500: "InternalServerError"}
+
+
 def error_body(wire: str, status: int, message: str, code: str | None = None,
                param: str | None = None) -> bytes:
-    if wire == "anthropic":
+    if wire in ("anthropic", "vertex-anthropic"):
         return JSON.encode({"type": "error", "error": {
             "type": code or _ANTHROPIC_TYPES.get(status, "api_error"), "message": message}})
-    if wire == "gemini":
+    if wire in ("gemini", "vertex-gemini"):
         return JSON.encode({"error": {
             "code": status, "message": message, "status": code or _GOOGLE_STATUS.get(status, "UNKNOWN")}})
     if wire == "xai-responses":
         return JSON.encode({"code": code or _XAI_CODES.get(status, "Unknown"), "error": message})
+    if wire == "bedrock-converse":
+        return JSON.encode({"message": message})
+    if wire == "vllm":
+        return JSON.encode({"error": {"message": message, "type": _VLLM_TYPES.get(
+            status, "BadRequestError"), "param": param, "code": status}})
     return JSON.encode({"error": {
         "message": message, "type": _OPENAI_TYPES.get(status, "api_error"), "param": param,
         "code": code}})
 
 
+def aws_error_type(status: int) -> str:
+    return _AWS_TYPES.get(status, "InternalServerException")
+
+
+def error_headers(wire: str, status: int, kind: str | None = None) -> list[tuple[str, str]]:
+    """What a provider says of an error in its headers: Bedrock names its type there."""
+    if wire == "bedrock-converse":
+        return [("x-amzn-ErrorType", (kind or aws_error_type(status)) + AWS_TYPE_SUFFIX)]
+    return []
+
+
 def error_reply(wire: str, error: Invalid) -> Reply:
     if error.body is not None:
-        return Reply(error.status, JSON.encode(error.body))
+        return Reply(error.status, JSON.encode(error.body), error_headers(wire, error.status))
     return Reply(error.status, error_body(wire, error.status, error.message, error.code,
-                                          error.param))
+                                          error.param), error_headers(wire, error.status))
 
 
 def json_reply(payload: object) -> Reply:

@@ -60,10 +60,20 @@ PROVIDERS: Final[dict[WireName, str]] = {
     "xai-responses": "x_ai",
     "meta-responses": "meta",
     "perplexity-responses": "perplexity",
+    "bedrock-converse": "aws.bedrock",
+    "vertex-gemini": "gcp.vertex_ai",
+    "vertex-anthropic": "gcp.vertex_ai",
+    "azure-chat": "azure.ai.openai",
+    "azure-responses": "azure.ai.openai",
+    "ollama": "ollama",
+    "vllm": "vllm",
+    "llamacpp": "llama.cpp",
+    "lmstudio": "lmstudio",
 }
-"""`gen_ai.provider.name` per wire. Every value but `meta` is a member of the convention's list;
-Meta has none there, so it gets its own lowercase name, as the convention asks. The wire itself
-is `fuseforks.wire` (openai-compat and openai-responses are both `openai`)."""
+"""`gen_ai.provider.name` per wire. Every value but Meta's and the local servers' is a member of
+the convention's list; those have none there, so each gets its own lowercase name, as the
+convention asks. The wire itself is `fuseforks.wire` (openai-compat and openai-responses are
+both `openai`, the two Vertex wires both `gcp.vertex_ai`)."""
 
 # --- fuseforks' own -------------------------------------------------------------------------------
 

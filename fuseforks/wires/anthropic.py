@@ -134,8 +134,9 @@ def _messages(messages: list[Message], vault: ImageVault,
     return out
 
 
-def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint, *,
-           stream: bool = False) -> HttpRequest:
+def message_body(request: ChatRequest, vault: ImageVault, *, stream: bool = False,
+                 ) -> dict[str, Any]:
+    """The Messages body, which Vertex AI's `rawPredict` takes too (`vertex.py`)."""
     placement = placement_of(NAME, request, PLACEMENT, PLACEMENTS)
     params = PARAMETERS.for_model(request.model)
     body: dict[str, Any] = {"model": request.model}
@@ -155,6 +156,12 @@ def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint, *,
         body["temperature"] = request.temperature
     if stream:
         body["stream"] = True
+    return body
+
+
+def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint, *,
+           stream: bool = False) -> HttpRequest:
+    body = message_body(request, vault, stream=stream)
     headers = {
         "content-type": "application/json",
         "anthropic-version": API_VERSION,

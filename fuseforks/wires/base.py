@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 import msgspec
 
@@ -18,12 +18,32 @@ from fuseforks.wires.parameters import ParameterTable
 JSON = msgspec.json.Encoder()
 
 
+class Credential(Protocol):
+    """A cloud's own credentials, used at the HTTP edge for each attempt of a request: AWS
+    Signature Version 4, a Google or an Entra ID access token (`credentials.py`). The pure wire
+    never sees one."""
+
+    async def headers(self, request: HttpRequest) -> dict[str, str]:
+        """The headers that authorize `request` as it will be sent (a signature covers its URL,
+        headers and body)."""
+        ...
+
+    def secrets(self) -> list[str]:
+        """Every secret this credential has handed out so far (tokens, signatures' keys): taken
+        out of anything a provider echoes back."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Endpoint:
-    """Where a wire sends: base URL (overridable) and API key (never printed: `repr=False`)."""
+    """Where a wire sends: base URL (overridable) and API key (never printed: `repr=False`);
+    the API version a cloud's URL names (Azure's `api-version`), and a cloud credential used
+    instead of a key."""
 
     base_url: str
     api_key: str = field(default="", repr=False)
+    api_version: str = ""
+    credential: Credential | None = field(default=None, repr=False, compare=False)
 
     def url(self, path: str) -> str:
         return self.base_url.rstrip("/") + path
@@ -64,13 +84,34 @@ class Accumulator(Protocol):
         ...
 
 
+Framing = Literal["sse", "eventstream"]
+"""How a streamed answer is framed: server-sent events, or AWS's binary event-stream messages
+(Bedrock), each handed to the accumulator as one event."""
+
+
 @dataclass(frozen=True, slots=True)
 class Streaming:
-    """How a wire streams: the same request asking for server-sent events, and a fresh
-    accumulator for each attempt."""
+    """How a wire streams: the same request asking for a stream, a fresh accumulator for each
+    attempt, and the framing of the answer."""
 
     encode: Encode
     accumulator: Callable[[], Accumulator]
+    framing: Framing = "sse"
+
+
+CloudCredential = Literal["aws", "google", "azure"]
+"""Whose credentials a wire takes when it is given no key (`credentials.py`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderLimits:
+    """What the provider documents about the images of one request (None: nothing documented).
+    The engine's own limits (`ENGINE_LIMITS`, `DEFAULT_IMAGE_CAP`) stay within every wire's;
+    a turn's cap never exceeds `images_per_request` (docs/providers.md has the sources)."""
+
+    images_per_request: int | None = None
+    image_bytes: int | None = None
+    edge_px: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +138,17 @@ class Wire:
     streaming: Streaming | None = None
     """How the wire streams its answer; None: it does not (a listener then hears the whole text
     at once)."""
+    address: Callable[[Mapping[str, str]], str] | None = None
+    """The provider's address read from the environment (a region, a project, a resource) when
+    it is not one fixed URL; a `ConfigError` names the variables to set."""
+    credential: CloudCredential | None = None
+    """The cloud whose credential chain signs a request when no key is given."""
+    error_body: Callable[[Mapping[str, str], bytes], bytes] | None = None
+    """The error body with what the provider says in its headers folded in (AWS names an
+    error's type in `x-amzn-ErrorType`), before `classify` reads it."""
+    limits: ProviderLimits = ProviderLimits()
+    local: bool = False
+    """A server on this machine (Ollama, vLLM, …): its default address is a loopback one."""
 
 
 T = TypeVar("T")

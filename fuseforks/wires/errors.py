@@ -15,7 +15,10 @@ In order, first match wins:
    3 refusing `function_response.parts`, OpenAI's "Image URLs are only allowed for messages with
    role 'user'", Gemini's OpenAI-compatible endpoint refusing `image_url` in a tool message, a
    Responses server that takes only text as a tool output (a type refusal of
-   `input[N].output`, the field that holds a tool result's images).
+   `input[N].output`, the field that holds a tool result's images), vLLM's "tool message content
+   only supports text content", Bedrock's "This model doesn't support the image field for user
+   messages" (a `toolResult` sits in a user message; Converse takes its images only for Claude
+   and Nova).
 2. `image` (status 400/413/422) — the images themselves: a code or param that names an image
    (`invalid_image_format`, `…image_url`), or a message such as "Could not process image",
    "Invalid image data", "Unable to process input image", "Provided image is not valid", "does
@@ -23,12 +26,18 @@ In order, first match wins:
    provided media type", "Unsupported MIME type", or a model that takes no images at all; or a
    message whose leading field path points into an image (Anthropic's
    `messages.83.content.0.tool_result.content.1.image.source.base64: The image was specified
-   using the image/jpeg media type, …`): a path comes first, yet the image is what it names.
+   using the image/jpeg media type, …`): a path comes first, yet the image is what it names;
+   Bedrock's "does not match the specified image format" and its validation of a field path
+   into an image (`Value at '….image.format' failed to satisfy constraint`).
 3. `other` for a request that is too long (`context_length_exceeded`): it names the messages, yet
-   it is no parameter's fault, and fewer images may well fit.
+   it is no parameter's fault, and fewer images may well fit; and for a content filter's refusal
+   (Azure's `content_filter`, whose `param` is `prompt`): it may be what the tool images show
+   that tripped it, so a request that carried some goes down the ladder, and a prompt that trips
+   it without them is refused again and ends the turn with the provider's words.
 4. `parameter` (status 400/404/413/422) — a parameter, the model or the request's shape: code
    `unsupported_parameter`, `unsupported_value`, `unknown_parameter`, `model_not_found` or
-   `invalid_model` (Perplexity's unknown model, a 400 that must not blame the images); any
+   `invalid_model` (Perplexity's unknown model, a 400 that must not blame the images), Bedrock's
+   "The provided model identifier is invalid" (a 400 too), Azure's missing deployment; any
    other non-empty `param`; "Unsupported parameter/value", "Unrecognized request argument",
    "unknown field", Gemini's "Unknown name" and "Invalid value at", "The model … does not exist",
    "… is not found for API version"; a message that starts with a field path (Anthropic's
@@ -66,6 +75,8 @@ _PLACEMENT_MESSAGES = _any(
     r"invalid content part type: image_url",
     r"output of tool call should be",
     r"invalid type for 'input\[\d+\]\.output'",
+    r"tool message content only supports text",
+    r"(?:does not|doesn't) support the image field for user messages",
 )
 _PLACEMENT_PARAM = re.compile(r"input\[\d+\]\.output")  # the whole output field, fullmatch
 
@@ -87,9 +98,12 @@ _IMAGE_MESSAGES = _any(
     r"(?:does not|doesn't) support (?:image|vision)",
     r"images? (?:input )?(?:is|are) not supported",
     r"unknown variant .?image",
+    r"does not match the specified image format",
+    r"image size must be",
+    r"'[^']*\bimage\.(?:format|source)[^']*' failed to satisfy",
 )
 
-_OTHER_CODES = frozenset({"context_length_exceeded"})
+_OTHER_CODES = frozenset({"context_length_exceeded", "content_filter"})
 _PARAMETER_CODES = frozenset({"unsupported_parameter", "unsupported_value", "unknown_parameter",
                               "model_not_found", "invalid_model"})
 _PARAMETER_MESSAGES = _any(
@@ -100,6 +114,8 @@ _PARAMETER_MESSAGES = _any(
     r"invalid value at '",
     r"\bmodel\b.{0,100}?(?:does not exist|not found)",
     r"is not found for api version",
+    r"model identifier is invalid",
+    r"\bdeployment for this resource does not exist",
 )
 # A message that starts with a field path or a quoted field (Anthropic): lower-case identifiers.
 _FIELD_FIRST = re.compile(r"^(?:([a-z_][a-z0-9_]*(?:\.[a-z0-9_]+)*): |`([a-z_][a-z0-9_.]*)`)")
@@ -139,8 +155,9 @@ def parse_error_body(body: bytes) -> ErrorBody:
                          _text(error.get("param")))
     if isinstance(error, str):  # xAI: {"code": "...", "error": "..."}
         return ErrorBody("", _text(data.get("code")), error, "")
-    return ErrorBody(_text(data.get("type")), _text(data.get("code")),
-                     _text(data.get("message") or data.get("detail")), _text(data.get("param")))
+    return ErrorBody(_text(data.get("type") or data.get("__type")), _text(data.get("code")),
+                     _text(data.get("message") or data.get("Message") or data.get("detail")),
+                     _text(data.get("param")))
 
 
 def refusal_kind(status: int, error: ErrorBody) -> RefusalKind:

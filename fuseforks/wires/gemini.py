@@ -121,8 +121,8 @@ def _contents(messages: list[Message], vault: ImageVault,
     return out
 
 
-def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint, *,
-           stream: bool = False) -> HttpRequest:
+def content_body(request: ChatRequest, vault: ImageVault) -> dict[str, Any]:
+    """The `GenerateContentRequest` body, which Vertex AI takes too (`vertex.py`)."""
     placement = placement_of(NAME, request, PLACEMENT, PLACEMENTS)
     params = PARAMETERS.for_model(request.model)
     body: dict[str, Any] = {"contents": _contents(request.messages, vault, placement)}
@@ -150,14 +150,25 @@ def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint, *,
         config["temperature"] = request.temperature
     if config:
         body["generationConfig"] = config
+    return body
+
+
+def model_path(model: str, *, stream: bool) -> str:
+    """`/models/{model}:generateContent`, or the streaming method with `alt=sse`."""
+    model = quote(model, safe="")
+    if stream:
+        return f"/models/{model}:streamGenerateContent?alt=sse"
+    return f"/models/{model}:generateContent"
+
+
+def encode(request: ChatRequest, vault: ImageVault, endpoint: Endpoint, *,
+           stream: bool = False) -> HttpRequest:
+    body = content_body(request, vault)
     headers = {"content-type": "application/json", **endpoint.auth("x-goog-api-key")}
-    model = quote(request.model, safe="")
     if stream:  # the same body; the answer comes as `data:` frames of GenerateContentResponse
         headers["accept"] = EVENT_STREAM
-        url = endpoint.url(f"/models/{model}:streamGenerateContent?alt=sse")
-    else:
-        url = endpoint.url(f"/models/{model}:generateContent")
-    return HttpRequest(url=url, headers=headers, body=JSON.encode(body))
+    return HttpRequest(url=endpoint.url(model_path(request.model, stream=stream)),
+                       headers=headers, body=JSON.encode(body))
 
 
 def encode_stream(request: ChatRequest, vault: ImageVault, endpoint: Endpoint) -> HttpRequest:

@@ -12,6 +12,11 @@ arrives and the call returns the same `ChatResponse` a whole answer gives. A sta
 2xx is read and classified as without streaming; a stream cut short (`stream_cut`) or an error
 event worth retrying (`stream_error`) is retried like a transport error, from the start: the
 `on_retry` notice tells a listener that the text it heard is void and the answer starts again.
+
+A cloud's credential (`Endpoint.credential`: Signature Version 4, a Google or Entra ID token)
+authorizes each attempt here, at the edge, never in the pure wire; whatever it hands out is
+scrubbed like the key. A wire whose provider names an error's type in a header
+(`Wire.error_body`: Bedrock) has it folded into the body before the body is classified.
 """
 
 from __future__ import annotations
@@ -38,9 +43,9 @@ from fuseforks.core.names import RefusalKind, WireName
 from fuseforks.images.jpeg_fallback import has_webp, with_jpeg_images
 from fuseforks.images.vault import ImageVault
 from fuseforks.ports.notices import JpegResendNotice, RetryNotice, RetryStop
-from fuseforks.wires.base import Endpoint, Wire
+from fuseforks.wires.base import Endpoint, HttpRequest, Wire
 from fuseforks.wires.registry import get_wire, resolve_endpoint
-from fuseforks.wires.streaming import STREAM_CUT, is_event_stream, read_events
+from fuseforks.wires.streaming import STREAM_CUT, is_framed_as, read_events, read_eventstream
 
 REDACTED = "[redacted]"
 # The first refusals the openai-compat JPEG resend answers: one about the images' format, or a
@@ -164,10 +169,11 @@ class ProviderClient:
         while True:
             attempt += 1
             try:
+                headers = await self._authorized(http_request)
                 if on_text is not None:
-                    return await self._stream_once(http_request.url, http_request.headers,
+                    return await self._stream_once(http_request.url, headers,
                                                    http_request.body, on_text)
-                return await self._send_once(http_request.url, http_request.headers, http_request.body)
+                return await self._send_once(http_request.url, headers, http_request.body)
             except WireRetryable as error:
                 if attempt >= self.policy.max_attempts:
                     final = WireUnavailable(
@@ -186,20 +192,55 @@ class ProviderClient:
                         delay=delay,
                     ))
                 await anyio.sleep(delay)
-            except WireGarbage as error:
-                self._stop(request, error, attempts=attempt)
+            except (WireGarbage, WireUnavailable) as error:  # a garbled body, no credentials
+                self._stop(request, error, attempts=attempt if isinstance(error, WireGarbage)
+                           else 0)
                 raise
             except WireRejected as error:
                 error.attempts = attempt
                 raise
 
+    async def _authorized(self, request: HttpRequest) -> dict[str, str]:
+        """The request's headers, signed by the endpoint's cloud credential when it has one
+        (each attempt anew: a signature is dated, a token expires). A credential that cannot
+        be had (no token endpoint, an expired login) fails the call without a retry."""
+        credential = self.endpoint.credential
+        if credential is None:
+            return request.headers
+        try:
+            return {**request.headers, **await credential.headers(request)}
+        except Exception as exc:  # the cloud library's own errors, whatever their class
+            raise WireUnavailable(
+                attempts=0, wire=self.wire.name, status=None, error_class="credentials",
+                message=self._scrub_text(f"the {self.wire.name} credentials could not sign "
+                                         f"the request: {type(exc).__name__}: {exc}")) from None
+
+    def _secrets(self) -> list[str]:
+        """The key and whatever the credential has handed out: never echoed back."""
+        found = [self.endpoint.api_key] if self.endpoint.api_key else []
+        if self.endpoint.credential is not None:
+            found += self.endpoint.credential.secrets()
+        return [secret for secret in found if secret]
+
     def _scrub(self, data: bytes) -> bytes:
-        key = self.endpoint.api_key
-        return data.replace(key.encode(), REDACTED.encode()) if key else data
+        for secret in self._secrets():
+            data = data.replace(secret.encode(), REDACTED.encode())
+        return data
 
     def _scrub_text(self, text: str) -> str:
-        key = self.endpoint.api_key
-        return text.replace(key, REDACTED) if key else text
+        for secret in self._secrets():
+            text = text.replace(secret, REDACTED)
+        return text
+
+    def _classified(self, response: httpx.Response, content: bytes) -> WireError:
+        """A status that is not 2xx, as the wire reads it (its headers folded into the body
+        where the provider names the error there)."""
+        if self.wire.error_body is not None:
+            content = self.wire.error_body(response.headers, content)
+        error = self.wire.classify(response.status_code, self._scrub(content))
+        if isinstance(error, WireRetryable):
+            error.retry_after = retry_after_seconds(response.headers)
+        return error
 
     async def _send_once(self, url: str, headers: dict[str, str], body: bytes) -> ChatResponse:
         try:
@@ -212,10 +253,7 @@ class ProviderClient:
                                 message=self._scrub_text(f"{type(exc).__name__}: {exc}")) from None
         if response.is_success:
             return self._decoded(response.status_code, response.content)
-        error = self.wire.classify(response.status_code, self._scrub(response.content))
-        if isinstance(error, WireRetryable):
-            error.retry_after = retry_after_seconds(response.headers)
-        raise error
+        raise self._classified(response, response.content)
 
     async def _stream_once(self, url: str, headers: dict[str, str], body: bytes,
                            on_text: Callable[[str], None]) -> ChatResponse:
@@ -226,18 +264,16 @@ class ProviderClient:
         try:
             async with self._http.stream("POST", url, headers=headers, content=body) as response:
                 if not response.is_success:
-                    content = await response.aread()
-                    error = self.wire.classify(response.status_code, self._scrub(content))
-                    if isinstance(error, WireRetryable):
-                        error.retry_after = retry_after_seconds(response.headers)
-                    raise error
+                    raise self._classified(response, await response.aread())
                 started = response.status_code
-                if streaming is None or not is_event_stream(response):
+                if streaming is None or not is_framed_as(response, streaming.framing):
                     # a wire that cannot stream, or a server that ignored `stream`: one piece
                     whole = self._decoded(response.status_code, await response.aread())
                     if whole.text:
                         on_text(whole.text)
                     return whole
+                if streaming.framing == "eventstream":
+                    return await read_eventstream(response, streaming.accumulator(), on_text)
                 return await read_events(response, streaming.accumulator(), on_text)
         except httpx.TimeoutException as exc:
             raise WireRetryable(wire=self.wire.name, status=None,
@@ -263,9 +299,8 @@ class ProviderClient:
     def _scrubbed(self, error: WireError) -> WireError:
         """`error` with the key taken out of every text it carries (an error event may quote
         it, as some providers' error bodies do)."""
-        key = self.endpoint.api_key
         texts = (error.error_type, error.code, error.message)
-        if not key or not any(key in text for text in texts):
+        if not any(secret in text for secret in self._secrets() for text in texts):
             return error
         fields: dict[str, Any] = {
             "wire": error.wire, "status": error.status, "error_class": error.error_class,

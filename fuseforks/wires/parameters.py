@@ -71,3 +71,6 @@ RESPONSES = ParameterTable(
     families=((OPENAI_REASONING, ModelParameters(max_tokens="max_output_tokens",
                                                  refuses=frozenset({"temperature"}))),),
 )
+
+# Inside Converse's `inferenceConfig`; Bedrock passes `temperature` on to every family.
+BEDROCK = ParameterTable(default=ModelParameters(max_tokens="maxTokens"))

@@ -30,7 +30,8 @@ from httpx_sse import EventSource
 from fuseforks.core.canonical import ChatResponse
 from fuseforks.core.errors import WireError, WireGarbage, WireRetryable
 from fuseforks.core.names import WireName
-from fuseforks.wires.base import JSON, Accumulator, Classify
+from fuseforks.wires import eventstream as eventstream_format
+from fuseforks.wires.base import JSON, Accumulator, Classify, Framing
 
 T = TypeVar("T")
 
@@ -53,6 +54,40 @@ async def read_events(response: httpx.Response, accumulator: Accumulator,
         text = accumulator.feed(event.event, event.data)
         if text:
             on_text(text)
+    return accumulator.finish()
+
+
+def is_framed_as(response: httpx.Response, framing: Framing) -> bool:
+    """The response is a stream in the wire's framing (a server that ignores a request for a
+    stream answers with the whole JSON body instead)."""
+    if framing == "sse":
+        return is_event_stream(response)
+    content_type = response.headers.get("content-type", "").partition(";")[0].strip()
+    return content_type == eventstream_format.CONTENT_TYPE
+
+
+async def read_eventstream(response: httpx.Response, accumulator: Accumulator,
+                           on_text: Callable[[str], None]) -> ChatResponse:
+    """Feed every event-stream message of `response` to `accumulator` as an event named by its
+    `:event-type` (an exception message as `exception:<its :exception-type>`), each text delta
+    to `on_text`; the accumulated response at the end. A frame that is not event-stream framing
+    is `WireGarbage`; a body that stops inside a message is read as a stream cut short."""
+    decoder = eventstream_format.Decoder()
+    try:
+        async for chunk in response.aiter_bytes():
+            for message in decoder.feed(chunk):
+                kind = message.text(":message-type")
+                if kind == "event":
+                    name = message.text(":event-type")
+                else:
+                    name = "exception:" + (message.text(":exception-type")
+                                           or message.text(":error-code") or "unknown")
+                text = accumulator.feed(name, message.payload.decode("utf-8", "replace"))
+                if text:
+                    on_text(text)
+    except eventstream_format.FramingError as exc:
+        raise WireGarbage(wire="bedrock-converse", status=None, error_class="garbage",
+                          message=f"the stream is not event-stream framing ({exc})") from None
     return accumulator.finish()
 
 

@@ -252,7 +252,9 @@ CASES: dict[str, Case] = {
         "submit", lambda f: ["submit", "--nats", NO_BUS, "--wire", "pigeon", "--model", "m", "x"],
         2, lambda f: bad_value("submit", "--wire", "unknown wire 'pigeon'; known: anthropic, "
                                "openai-compat, gemini, openai-responses, xai-responses, "
-                               "meta-responses, perplexity-responses")),
+                               "meta-responses, perplexity-responses, bedrock-converse, "
+                               "vertex-gemini, vertex-anthropic, azure-chat, azure-responses, "
+                               "ollama, vllm, llamacpp, lmstudio")),
     "submit unreachable": Case(
         "submit", lambda f: ["submit", "--nats", NO_BUS, "--wire", "anthropic", "--model", "m",
                              "x"],

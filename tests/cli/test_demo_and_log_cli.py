@@ -10,14 +10,17 @@ from click.testing import CliRunner
 
 from fuseforks.cli import main
 from fuseforks.demo.scenarios import DEMO_SCENARIOS
+from fuseforks.wires import get_wire
 
 TOOL = "tool: agent=demo round=1 name=nik__live_view_image ok=true body_chars=52 images=1"
+# What each provider calls the refusal of images inside a tool result.
+LADDER_CODE = {"gemini": "INVALID_ARGUMENT", "bedrock-converse": "ValidationException"}
 
 
 def expected_lines() -> list[list[str]]:
     turns = []
-    for s in DEMO_SCENARIOS:
-        lines = [TOOL]
+    for seq, s in enumerate(DEMO_SCENARIOS, 1):  # one camera frame each, numbered in its body
+        lines = [TOOL.replace("body_chars=52", f"body_chars={51 + len(str(seq))}")]
         if s.expect == "stripped":
             refused = ("llm refused: agent=demo round=2 status=400 "
                        "class=client_error code=invalid_request")
@@ -30,7 +33,7 @@ def expected_lines() -> list[list[str]]:
         elif s.expect == "ladder":
             lines += [
                 "llm refused: agent=demo round=2 status=400 class=client_error "
-                "code=INVALID_ARGUMENT",
+                f"code={LADDER_CODE[s.wire]}",
                 f"tool image placement: agent=demo round=2 model={s.model} placement=alternate",
             ]
         lines.append(f"turn: agent=demo backend={s.wire} model={s.model} rounds=2 stop=answered")
@@ -53,7 +56,7 @@ def test_demo_reproduces_the_p4_table_and_the_log_reads_back(tmp_path) -> None:
         columns = row.split()
         assert columns[1] == scenario.wire
         placement = {"stripped": "-", "ladder": "alternate"}.get(
-            scenario.expect, "alternate" if scenario.wire == "openai-compat" else "native")
+            scenario.expect, get_wire(scenario.wire).placement)
         images = {"stripped": "1 (refused 2×, 1 stripped)", "ladder": "1 (refused 1×)"}.get(
             scenario.expect, "1")  # as `turns` and the console show the turn's images
         assert columns[3] == placement

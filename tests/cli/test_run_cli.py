@@ -275,3 +275,32 @@ def test_a_server_that_writes_garbage_is_said_once_our_way(simulator: str, tmp_p
                     "the MCP handshake within 3 s of it (--allow-missing-servers sends turns "
                     "without the tools of a server that did not start)"]
     assert "Traceback" not in done.stderr and "JSONRPC" not in done.stderr
+
+
+@pytest.mark.parametrize(("wire", "model", "prefix", "env"), [
+    ("bedrock-converse", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "/bedrock",
+     {"AWS_BEARER_TOKEN_BEDROCK": KEY}),
+    ("vertex-gemini", "gemini-3.8-flash",
+     "/vertex/v1/projects/fuseforks-sim/locations/us-central1", {}),
+    ("vertex-anthropic", "claude-sonnet-5-5",
+     "/vertex/v1/projects/fuseforks-sim/locations/us-east5", {}),
+    ("azure-chat", "gpt-5.5", "/azure", {"AZURE_OPENAI_API_KEY": KEY}),
+    ("azure-responses", "gpt-5.5", "/azure", {"AZURE_OPENAI_API_KEY": KEY}),
+    ("ollama", "qwen2.5vl:7b", "/ollama/v1", {}),
+    ("vllm", "Qwen/Qwen2.5-VL-7B-Instruct", "/vllm/v1", {}),
+    ("llamacpp", "gemma-3-4b-it", "/llamacpp/v1", {}),
+    ("lmstudio", "qwen2.5-vl-7b-instruct", "/lmstudio/v1", {}),
+])
+def test_a_cloud_or_local_wire_runs_a_camera_turn(simulator: str, tmp_path: Path, wire: str,
+                                                  model: str, prefix: str,
+                                                  env: dict[str, str]) -> None:
+    done = run(tmp_path, "--wire", wire, "--model", model, "--base-url", simulator + prefix,
+               "--agent", "cloud", "Take a picture.", env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "tool: agent=cloud round=1 name=nik__live_view_image ok=true body_chars=52 images=1",
+        "I see 1 image. image 1: left half red, right half green.",
+        f"turn: agent=cloud backend={wire} model={model} rounds=2 stop=answered",
+    ]
+    for path in (tmp_path / "run.db", tmp_path / "run.log"):
+        assert KEY.encode() not in path.read_bytes()

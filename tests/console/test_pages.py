@@ -12,8 +12,12 @@ from click.testing import CliRunner
 from playwright.sync_api import Browser, Page, expect
 
 from fuseforks.cli import main
+from fuseforks.demo.scenarios import DEMO_SCENARIOS
 from fuseforks.projections.summary import TurnSummary
 from fuseforks.projections.words import images_shown
+
+TURNS = len(DEMO_SCENARIOS)
+"""The demo store's turns: one a scenario."""
 
 
 def command(*args: str) -> Any:
@@ -28,8 +32,9 @@ def cells(page: Page, rows: str) -> list[list[str]]:
         "rows => rows.map(r => Array.from(r.querySelectorAll('td'), td => td.innerText.trim()))")
 
 
-def the_turn(store: Path, model: str) -> str:
-    (turn_id,) = [t["turn_id"] for t in command("turns", str(store)) if t["model"] == model]
+def the_turn(store: Path, model: str, wire: str | None = None) -> str:
+    (turn_id,) = [t["turn_id"] for t in command("turns", str(store))
+                  if t["model"] == model and wire in (None, t["wire"])]
     return turn_id
 
 
@@ -37,8 +42,8 @@ def test_the_turns_list_is_what_turns_prints_newest_first(demo_store: Path, demo
                                                           page: Page) -> None:
     page.goto(demo_console)
     expected = list(reversed(command("turns", str(demo_store))))
-    assert len(expected) == 9
-    expect(page.locator("#turn-count")).to_have_text("9 of 9 turns · newest first")
+    assert len(expected) == TURNS
+    expect(page.locator("#turn-count")).to_have_text(f"{TURNS} of {TURNS} turns · newest first")
     shown = cells(page, "table.turns tbody tr")
     assert [row[1:] for row in shown] == [
         [t["agent"], t["wire"], t["model"], t["started"], str(t["rounds"]), t["stop"],
@@ -90,7 +95,7 @@ def test_the_ladder_turn_shows_the_refused_native_placement_and_the_received_alt
 
 def test_no_pixels_anywhere_and_the_page_says_so(demo_store: Path, demo_console: str,
                                                  page: Page) -> None:
-    page.goto(f"{demo_console}turns/{the_turn(demo_store, 'claude-sonnet-5-5')}")
+    page.goto(f"{demo_console}turns/{the_turn(demo_store, 'claude-sonnet-5-5', 'anthropic')}")
     expect(page.locator("li.card .no-pixels-note")).to_have_text(
         "no pixels: the record keeps the digest, not the image")
     html = page.content()
@@ -101,7 +106,7 @@ def test_no_pixels_anywhere_and_the_page_says_so(demo_store: Path, demo_console:
 def test_each_turn_page_shows_the_numbers_replay_gives(demo_store: Path, demo_console: str,
                                                        page: Page) -> None:
     reports = command("replay", str(demo_store))
-    assert len(reports) == 9
+    assert len(reports) == TURNS
     for report in reports:
         page.goto(f"{demo_console}turns/{report['turn_id']}")
         assert page.locator("#turn-events").inner_text() == str(report["events"])
@@ -172,7 +177,7 @@ def test_the_filters_narrow_the_list(demo_store: Path, demo_console: str, page: 
     page.goto(demo_console)
     page.get_by_label("wire").select_option("gemini")
     page.get_by_role("button", name="List").click()
-    expect(page.locator("#turn-count")).to_have_text("2 of 9 turns · newest first")
+    expect(page.locator("#turn-count")).to_have_text(f"2 of {TURNS} turns · newest first")
     assert page.locator("tr[data-turn]").evaluate_all("rows => rows.map(r => r.dataset.turn)") \
         == [t["turn_id"] for t in reversed(turns) if t["wire"] == "gemini"]
     page.goto(f"{demo_console}?stop=cut")
@@ -183,9 +188,9 @@ def test_the_filters_narrow_the_list(demo_store: Path, demo_console: str, page: 
     expect(page.locator("tr[data-turn]")).to_have_count(1)
     expect(page.locator("tr[data-turn]")).to_have_attribute("data-turn", turns[0]["turn_id"])
     page.goto(f"{demo_console}?since=2999-01-01")
-    expect(page.locator("#turn-count")).to_have_text("0 of 9 turns · newest first")
+    expect(page.locator("#turn-count")).to_have_text(f"0 of {TURNS} turns · newest first")
     page.goto(f"{demo_console}?until=2999-01-01&since=2000-01-01")
-    expect(page.locator("#turn-count")).to_have_text("9 of 9 turns · newest first")
+    expect(page.locator("#turn-count")).to_have_text(f"{TURNS} of {TURNS} turns · newest first")
     response = page.goto(f"{demo_console}?since=yesterday")
     assert response is not None and response.status == 400
     expect(page.locator("#problem")).to_have_text(
@@ -199,7 +204,7 @@ def test_the_pages_work_without_javascript(browser: Browser, demo_store: Path,
     try:
         page = context.new_page()
         page.goto(demo_console)
-        expect(page.locator("tr[data-turn]")).to_have_count(9)
+        expect(page.locator("tr[data-turn]")).to_have_count(TURNS)
         turn_id = the_turn(demo_store, "gemini-2.5-flash")
         page.get_by_role("link", name=turn_id).click()
         expect(page.locator("li.PlacementChanged")).to_have_count(1)
@@ -218,7 +223,7 @@ def test_a_turn_is_found_by_a_unique_prefix_of_its_id(demo_store: Path, demo_con
     expect(page).to_have_url(f"{demo_console}turns/{turn_id}")
     response = page.goto(f"{demo_console}turns/turn-")
     assert response is not None and response.status == 200
-    expect(page.locator("ul.candidates li")).to_have_count(9)
+    expect(page.locator("ul.candidates li")).to_have_count(TURNS)
     response = page.goto(f"{demo_console}turns/nope")
     assert response is not None and response.status == 404
     expect(page.locator("#problem")).to_have_text(f"No turn 'nope' in {demo_store}.")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 
+from fuseforks.demo.scenarios import DEMO_SCENARIOS
 from tests.cli.test_read_only_store import NOBODY, lock_up, state
 from tests.console.servers import SERVING, environment
 from tests.helpers import processes
@@ -78,7 +79,7 @@ def test_an_auditor_serves_a_store_they_cannot_write(demo_store: Path, shared: P
         assert statuses == dict.fromkeys(PAGES[:8], 200) | {"/turns/nope": 404,
                                                                   "/audit?since=soon": 400}
         listing = httpx.get(url + "/").text
-        assert listing.count('<tr data-turn="') == 9
+        assert listing.count('<tr data-turn="') == len(DEMO_SCENARIOS)
     finally:
         auditor.send_signal(signal.SIGTERM)
         out, errors = auditor.communicate(timeout=60)

@@ -24,6 +24,8 @@ INTERNAL = {
     "stores/sql.py": {"EmptyDatabase"},  # met as the CorruptStoreError it is; `inspect` reads 0
     "console/app.py": {"Refused"},  # a page that cannot be shown: its HTTP status and sentence
     "console/server.py": {"NeedsToken"},  # serve()'s own guard; the command refuses before it
+    "wires/eventstream.py": {"FramingError"},  # bad Bedrock stream bytes: met as WireGarbage
+    "mcp/login.py": {"LoginDenied"},  # inside the SDK's flow: the login's one-line reason
 }
 """Exceptions that never reach a caller: each is caught where it is raised, or turned into
 what the record says."""

@@ -44,6 +44,10 @@ def _split(body: Any) -> tuple[list[bytes], list[str]]:
             if value.get("type") == "base64" and "data" in value:  # Anthropic's image source
                 pictures.append(base64.b64decode(value["data"]))
                 return
+            source = value.get("source")
+            if "format" in value and isinstance(source, dict) and "bytes" in source:  # Bedrock
+                pictures.append(base64.b64decode(source["bytes"]))
+                return
             if "inlineData" in value:  # Gemini
                 pictures.append(base64.b64decode(value["inlineData"]["data"]))
             for key, item in value.items():

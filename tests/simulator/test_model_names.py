@@ -20,6 +20,7 @@ from fuseforks.core.canonical import ChatRequest, UserMessage
 from fuseforks.core.errors import WireRejected
 from fuseforks.images.vault import ImageVault
 from fuseforks.simulator import KNOWN_MODELS, PROFILE_MODELS, run_simulator
+from fuseforks.simulator.models import ANY_NAME_WIRES
 from fuseforks.wires import WIRES, Endpoint, get_wire
 from fuseforks.wires.http import ProviderClient, RetryPolicy
 from tests.wires.helpers import snapshot_request
@@ -55,7 +56,25 @@ NOT_FOUND: dict[str, tuple[int, dict[str, Any]]] = {
         "message": f"Invalid model '{UNKNOWN}'. Permitted models can be found in the "
                    "documentation at https://docs.perplexity.ai/docs/getting-started/models.",
         "type": "invalid_model", "code": 400}}),
+    "bedrock-converse": (400, {"message": "The provided model identifier is invalid."}),
+    "vertex-gemini": (404, {"error": {"code": 404, "status": "NOT_FOUND", "message": (
+        "Publisher Model `projects/fuseforks-sim/locations/us-central1/publishers/google/models/"
+        f"{UNKNOWN}` not found.")}}),
+    "vertex-anthropic": (404, {"error": {"code": 404, "status": "NOT_FOUND", "message": (
+        "Publisher Model `projects/fuseforks-sim/locations/us-east5/publishers/anthropic/models/"
+        f"{UNKNOWN}` not found.")}}),
+    **dict.fromkeys(("azure-chat", "azure-responses"), (404, {"error": {
+        "code": "DeploymentNotFound", "message": (
+            "The API deployment for this resource does not exist. If you created the deployment "
+            "within the last 5 minutes, please wait a moment and try again.")}})),
+    "ollama": (404, {"error": {"message": f'model "{UNKNOWN}" not found, try pulling it first',
+                               "type": "api_error", "param": None, "code": None}}),
+    "vllm": (404, {"error": {"message": f"The model `{UNKNOWN}` does not exist.",
+                             "type": "NotFoundError", "param": None, "code": 404}}),
+    "lmstudio": (404, OPENAI_NOT_FOUND),
 }
+# llama.cpp's server answers with the one model it runs, whatever the request names.
+NAMING_WIRES = [w for w in WIRES if w not in ANY_NAME_WIRES]
 
 
 def hello(model: str) -> ChatRequest:
@@ -68,7 +87,7 @@ async def ask(http: httpx.AsyncClient, base_url: str, wire: str, model: str) -> 
     return await http.post(request.url, headers=request.headers, content=request.body)
 
 
-@pytest.mark.parametrize("wire", [w for w in WIRES if w != "anthropic"])
+@pytest.mark.parametrize("wire", [w for w in NAMING_WIRES if w != "anthropic"])
 async def test_an_unknown_model_gets_the_providers_own_not_found(wire: str) -> None:
     async with run_simulator() as sim, httpx.AsyncClient() as http:
         response = await ask(http, sim.base_urls[wire], wire, UNKNOWN)
@@ -137,7 +156,13 @@ async def test_any_model_answers_every_name(wire: str) -> None:
 # --- What a client makes of it ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("wire", WIRES)
+async def test_llamacpp_answers_any_name_with_the_model_it_runs() -> None:
+    async with run_simulator() as sim, httpx.AsyncClient() as http:
+        response = await ask(http, sim.base_urls["llamacpp"], "llamacpp", UNKNOWN)
+    assert response.status_code == 200, response.text
+
+
+@pytest.mark.parametrize("wire", NAMING_WIRES)
 async def test_fuseforks_wires_refuse_it_once_as_a_parameter_and_never_blame_the_images(
     wire: str,
 ) -> None:
@@ -148,11 +173,12 @@ async def test_fuseforks_wires_refuse_it_once_as_a_parameter_and_never_blame_the
         vault = ImageVault()
         with pytest.raises(WireRejected) as refused:
             await client.chat(snapshot_request(vault, model=UNKNOWN), vault)
-    status = 400 if wire == "perplexity-responses" else 404
+    status = NOT_FOUND[wire][0] if wire in NOT_FOUND else 404
     assert (refused.value.status, refused.value.refusal, refused.value.images_rejected) == (
         status, "parameter", False)
     assert refused.value.attempts == 1 and len(sim.received) == 1
-    assert UNKNOWN in refused.value.message
+    assert UNKNOWN in refused.value.message or wire in ("bedrock-converse", "azure-chat",
+                                                         "azure-responses")
 
 
 async def test_the_anthropic_sdk_reports_the_services_404() -> None:

@@ -52,9 +52,13 @@ def test_the_operation_and_provider_names_are_members_of_the_conventions_lists()
     assert {c.INVOKE_AGENT, c.CHAT, c.EXECUTE_TOOL} <= operations
     providers = {v.value for v in gen_ai.GenAiProviderNameValues}
     assert set(c.PROVIDERS) == set(WIRE_NAMES)
-    # Meta has no entry (yet): its own lowercase name
+    # Meta and the local servers have no entry (yet): each its own lowercase name
     assert {w: p for w, p in c.PROVIDERS.items() if p not in providers}.items() <= {
-        "meta-responses": "meta"}.items()
+        "meta-responses": "meta", "ollama": "ollama", "vllm": "vllm", "llamacpp": "llama.cpp",
+        "lmstudio": "lmstudio"}.items()
+    assert c.PROVIDERS["bedrock-converse"] == gen_ai.GenAiProviderNameValues.AWS_BEDROCK.value
+    assert c.PROVIDERS["vertex-anthropic"] == gen_ai.GenAiProviderNameValues.GCP_VERTEX_AI.value
+    assert c.PROVIDERS["azure-chat"] == gen_ai.GenAiProviderNameValues.AZURE_AI_OPENAI.value
     assert c.PROVIDERS["gemini"] == gen_ai.GenAiProviderNameValues.GCP_GEMINI.value
     assert c.PROVIDERS["xai-responses"] == gen_ai.GenAiProviderNameValues.X_AI.value
     # gen_ai.system is the older name (its list says "xai" where provider.name says "x_ai"):

@@ -18,7 +18,10 @@ from tests.traces.support import Receiver, attributes, finished, trace_of
 PROVIDER_NAMES = {  # gen_ai.provider.name of the demo's wires, spelled out
     "meta-responses": "meta", "anthropic": "anthropic", "gemini": "gcp.gemini",
     "openai-responses": "openai", "openai-compat": "openai", "xai-responses": "x_ai",
-    "perplexity-responses": "perplexity",
+    "perplexity-responses": "perplexity", "bedrock-converse": "aws.bedrock",
+    "vertex-gemini": "gcp.vertex_ai", "vertex-anthropic": "gcp.vertex_ai",
+    "azure-chat": "azure.ai.openai", "azure-responses": "azure.ai.openai", "ollama": "ollama",
+    "vllm": "vllm", "llamacpp": "llama.cpp", "lmstudio": "lmstudio",
 }
 CHILDREN = {  # the spans under each turn's span, in the order they start, per expectation
     "delivered": ["chat", "execute_tool", "chat"],

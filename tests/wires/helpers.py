@@ -20,8 +20,25 @@ from fuseforks.images.vault import ImageVault
 MODEL_OF = {"anthropic": "claude-sonnet-5-5", "openai-compat": "gemini-3.5-flash-lite",
             "gemini": "gemini-3.8-flash", "openai-responses": "gpt-6-sol",
             "xai-responses": "grok-4.7", "meta-responses": "muse-spark-latest",
-            "perplexity-responses": "google/gemini-3.7-flash"}
+            "perplexity-responses": "google/gemini-3.7-flash",
+            "bedrock-converse": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+            "vertex-gemini": "gemini-3.8-flash", "vertex-anthropic": "claude-sonnet-5-5",
+            "azure-chat": "gpt-5.5", "azure-responses": "gpt-5.5", "ollama": "qwen2.5vl:7b",
+            "vllm": "Qwen/Qwen2.5-VL-7B-Instruct", "llamacpp": "gemma-3-4b-it",
+            "lmstudio": "qwen2.5-vl-7b-instruct"}
 """A model the simulator knows on each wire (the demo's), for a request whose model is no matter."""
+
+FORMAT_OF = {"vertex-gemini": "gemini", "vertex-anthropic": "anthropic",
+             "azure-chat": "openai-compat", "azure-responses": "openai-responses",
+             "ollama": "openai-compat", "vllm": "openai-compat", "llamacpp": "openai-compat",
+             "lmstudio": "openai-compat", "xai-responses": "openai-responses",
+             "meta-responses": "openai-responses", "perplexity-responses": "openai-responses"}
+"""The body format a wire speaks, when it is another wire's (a cloud's or a local server's
+address for a format; the Responses wires share one)."""
+
+
+def form(wire: str) -> str:
+    return FORMAT_OF.get(wire, wire)
 
 GREEN = (0, 255, 0)
 MAGENTA = (255, 0, 255)

@@ -68,21 +68,37 @@ USAGE_BODIES = {
                           "cacheTokensDetails": [{"modality": "IMAGE", "tokenCount": 12000}],
                           "thoughtsTokenCount": 128},
         "modelVersion": "gemini-3.8-flash", "responseId": "r1"},
+    # Bedrock's inputTokens leaves the cached parts out, as Anthropic's does (AWS's prompt
+    # caching guide; anomalyco/opencode#38427 measured it).
+    "bedrock-converse": {
+        "output": {"message": {"role": "assistant", "content": [{"text": "ok"}]}},
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 21, "outputTokens": 393, "totalTokens": 14302,
+                  "cacheReadInputTokens": 12000, "cacheWriteInputTokens": 1888},
+        "metrics": {"latencyMs": 812}},
 }
+# A wire that speaks another's format at another address reads that format's body.
+FORMAT_OF = {"vertex-gemini": "gemini", "vertex-anthropic": "anthropic",
+             "azure-chat": "openai-compat", "azure-responses": "openai-responses",
+             "ollama": "openai-compat", "vllm": "openai-compat", "llamacpp": "openai-compat",
+             "lmstudio": "openai-compat"}
 USAGE = {
     "anthropic": Usage(input_tokens=13909, output_tokens=393, cache_read_tokens=12000,
                        cache_write_tokens=1888),
     "openai-compat": Usage(input_tokens=13909, output_tokens=393, cache_read_tokens=12000),
     "openai-responses": Usage(input_tokens=13909, output_tokens=393, cache_read_tokens=12000),
     "gemini": Usage(input_tokens=13909, output_tokens=393, cache_read_tokens=12000),
+    "bedrock-converse": Usage(input_tokens=13909, output_tokens=393, cache_read_tokens=12000,
+                              cache_write_tokens=1888),
 }
 
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_usage_means_the_same_on_every_wire(wire: str) -> None:
-    body = USAGE_BODIES.get(wire, USAGE_BODIES["openai-responses"])
+    form = FORMAT_OF.get(wire, wire)
+    body = USAGE_BODIES.get(form, USAGE_BODIES["openai-responses"])
     usage = get_wire(wire).decode(J(body)).usage
-    assert usage == USAGE.get(wire, USAGE["openai-responses"])
+    assert usage == USAGE.get(form, USAGE["openai-responses"])
     assert usage.cache_read_tokens + usage.cache_write_tokens <= usage.input_tokens
 
 

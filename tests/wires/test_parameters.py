@@ -12,6 +12,7 @@ from fuseforks.core.canonical import ChatRequest, UserMessage
 from fuseforks.images.vault import ImageVault
 from fuseforks.wires import WIRES, Endpoint, get_wire
 from fuseforks.wires.parameters import OPENAI_REASONING
+from tests.wires.helpers import form
 from tests.wires.test_openapi_shapes import validator
 from tests.wires.test_sdk_shapes import rich_request
 
@@ -82,7 +83,8 @@ def test_the_reasoning_family_pattern_is_documented_data() -> None:
 def test_each_wire_shows_its_rules_as_data(wire: str) -> None:
     rules = get_wire(wire).parameters
     expected = {"anthropic": ("max_tokens", 4096), "openai-compat": ("max_tokens", None),
-                "gemini": ("maxOutputTokens", None)}.get(wire, ("max_output_tokens", None))
+                "gemini": ("maxOutputTokens", None), "bedrock-converse": ("maxTokens", None),
+                }.get(form(wire), ("max_output_tokens", None))
     default = rules.for_model("some-model")
     assert (default.max_tokens, default.default_max_tokens) == expected
 

@@ -17,7 +17,7 @@ from fuseforks.core.canonical import ChatRequest, ToolResultMessage
 from fuseforks.core.names import Placement
 from fuseforks.images.vault import ImageVault
 from fuseforks.wires import WIRES, Endpoint, get_wire
-from tests.wires.helpers import caption, tool_round, two_colour_jpeg
+from tests.wires.helpers import caption, form, tool_round, two_colour_jpeg
 
 ENDPOINT = Endpoint(base_url="https://example.test/v1", api_key="k")
 
@@ -30,13 +30,28 @@ WIRE_PLACEMENTS = {
     "xai-responses": ("native", ["input_text", "input_image"]),
     "meta-responses": ("native", ["input_text", "input_image"]),
     "perplexity-responses": ("native", ["input_text", "input_image"]),
+    "bedrock-converse": ("native", ["image", "text"]),
+    "vertex-gemini": ("native", ["inlineData"]),
+    "vertex-anthropic": ("native", ["image", "text"]),
+    "azure-chat": ("alternate", ["text", "image_url"]),
+    "azure-responses": ("native", ["input_text", "input_image"]),
+    "ollama": ("alternate", ["text", "image_url"]),
+    "vllm": ("alternate", ["text", "image_url"]),
+    "llamacpp": ("alternate", ["text", "image_url"]),
+    "lmstudio": ("alternate", ["text", "image_url"]),
 }
 
 # Wire shape knowledge (not placement): the message list, and what a tool-result node looks like.
-LIST_KEY = {"anthropic": "messages", "openai-compat": "messages", "gemini": "contents"}
+LIST_KEY = {"anthropic": "messages", "openai-compat": "messages", "gemini": "contents",
+            "bedrock-converse": "messages"}
+# Converse refuses two user messages in a row: its carrier goes on in the results' own message.
+CARRIER_JOINS_RESULTS = {"bedrock-converse"}
 
 
 def is_tool_result(wire: str, node: dict[str, Any]) -> bool:
+    wire = form(wire)
+    if wire == "bedrock-converse":
+        return "toolResult" in node
     if wire == "anthropic":
         return node.get("type") == "tool_result"
     if wire == "openai-compat":
@@ -71,7 +86,7 @@ def observe(wire: str, placement: Placement | None = None) -> tuple[str, list[st
         tool_round([("camera_snapshot", '{"seq":7}', [image])]), placement=placement)
     without = tool_round([("camera_snapshot", '{"seq":7}', [])])
     body, plain = encode(wire, with_image, vault), encode(wire, without, vault)
-    key = LIST_KEY.get(wire, "input")
+    key = LIST_KEY.get(form(wire), "input")
     growth = len(body[key]) - len(plain[key])
     (path,) = paths_to(body, base64.b64encode(jpeg).decode())
     inside = any(isinstance(n, dict) and is_tool_result(wire, n) for n in path)
@@ -79,12 +94,12 @@ def observe(wire: str, placement: Placement | None = None) -> tuple[str, list[st
     kinds = [part_kind(p) for p in holder]
     if inside and growth == 0:
         return "native", kinds
-    if not inside and growth == 1:
+    if not inside and growth == (0 if wire in CARRIER_JOINS_RESULTS else 1):
         return "alternate", kinds
     return f"broken(inside={inside}, growth={growth})", kinds
 
 
-def test_the_table_covers_exactly_the_seven_wires() -> None:
+def test_the_table_covers_exactly_the_wires() -> None:
     assert tuple(WIRE_PLACEMENTS) == WIRES
 
 
@@ -106,6 +121,10 @@ ALTERNATE_PARTS = {
     "openai-compat": ["text", "image_url"],
     "gemini": ["text", "inlineData"],
     **{w: ["input_text", "input_image"] for w in WIRES if w.endswith("-responses")},
+    "bedrock-converse": ["toolResult", "text", "image"],
+    "vertex-gemini": ["text", "inlineData"],
+    "vertex-anthropic": ["text", "image"],
+    **{w: ["text", "image_url"] for w in ("azure-chat", "ollama", "vllm", "llamacpp", "lmstudio")},
 }
 
 
@@ -132,10 +151,13 @@ def test_openai_compat_has_no_native_placement() -> None:
 
 # Where the tool results are and where the carrier goes, per wire (shape knowledge).
 def result_and_carrier_roles(wire: str, body: dict[str, Any]) -> list[str]:
+    wire = form(wire)
     items = body[LIST_KEY.get(wire, "input")]
     roles = []
     for item in items:
-        if wire == "anthropic":
+        if wire == "bedrock-converse":
+            is_results = "toolResult" in item["content"][0]
+        elif wire == "anthropic":
             content = item["content"]
             is_results = isinstance(content, list) and content[0].get("type") == "tool_result"
         elif wire == "gemini":
@@ -146,7 +168,7 @@ def result_and_carrier_roles(wire: str, body: dict[str, Any]) -> list[str]:
     return roles
 
 
-@pytest.mark.parametrize("wire", [w for w in WIRES if w != "openai-compat"])
+@pytest.mark.parametrize("wire", [w for w in WIRES if form(w) != "openai-compat"])
 def test_native_wire_carrier_follows_the_run_of_results_with_every_caption(wire: str) -> None:
     vault = ImageVault()
     first = vault.put(two_colour_jpeg(), "image/jpeg")
@@ -156,14 +178,23 @@ def test_native_wire_carrier_follows_the_run_of_results_with_every_caption(wire:
         ("camera_snapshot", "c", [second])]), placement="alternate")
     body = encode(wire, request, vault)
     roles = result_and_carrier_roles(wire, body)
-    if wire.endswith("-responses"):
+    if wire == "bedrock-converse":
+        assert roles == ["user", "assistant", "results"]
+        content = body["messages"][2]["content"]
+        assert [b["toolResult"]["content"] for b in content[:3]] == [
+            [{"text": "a"}], [{"text": "b"}], [{"text": "c"}]]
+        carrier = content[3:]
+        texts = [p["text"] for p in carrier if "text" in p]
+        urls = [f"data:image/{p['image']['format']};base64,{p['image']['source']['bytes']}"
+                for p in carrier if "image" in p]
+    elif wire.endswith("-responses"):
         assert roles == ["user", "function_call", "function_call", "function_call",
                          "results", "results", "results", "user"]
         assert [i["output"] for i in body["input"][4:7]] == ["a", "b", "c"]
         carrier = body["input"][7]["content"]
         texts = [p["text"] for p in carrier if p["type"] == "input_text"]
         urls = [p["image_url"] for p in carrier if p["type"] == "input_image"]
-    elif wire == "anthropic":
+    elif form(wire) == "anthropic":
         assert roles == ["user", "assistant", "results", "user"]
         assert [b["content"] for b in body["messages"][2]["content"]] == ["a", "b", "c"]
         carrier = body["messages"][3]["content"]
@@ -285,7 +316,21 @@ TEXT_ONLY = {
         'ties":false},"strict":false}],"max_output_tokens":512}'
     ),
 }
-GOLDEN_FOR = {w: TEXT_ONLY.get(w, TEXT_ONLY["openai-responses"]) for w in WIRES}
+TEXT_ONLY["bedrock-converse"] = (
+    '{"messages":[{"role":"user","content":[{"text":"Take a photo and tell me what you see."}]},'
+    '{"role":"assistant","content":[{"toolUse":{"toolUseId":"call_1","name":"camera_status","in'
+    'put":{}}}]},{"role":"user","content":[{"toolResult":{"toolUseId":"call_1","content":[{"tex'
+    't":"ready"}]}}]}],"system":[{"text":"You are a careful assistant."}],"inferenceConfig":{"m'
+    'axTokens":512},"toolConfig":{"tools":[{"toolSpec":{"name":"camera_snapshot","description"'
+    ':"Take a photo.","inputSchema":{"json":{"type":"object","properties":{},"additionalProperti'
+    'es":false}}}},{"toolSpec":{"name":"camera_status","description":"Report camera state.","in'
+    'putSchema":{"json":{"type":"object","properties":{},"additionalProperties":false}}}}]}}'
+)
+# Vertex's Claude: the Messages body with the version first and the model in the URL instead.
+TEXT_ONLY["vertex-anthropic"] = (
+    '{"anthropic_version":"vertex-2023-10-16",'
+    + TEXT_ONLY["anthropic"].removeprefix('{"model":"sim-vision-1",'))
+GOLDEN_FOR = {w: TEXT_ONLY.get(w, TEXT_ONLY.get(form(w), "")) for w in WIRES}
 
 
 @pytest.mark.parametrize("wire", WIRES)

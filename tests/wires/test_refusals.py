@@ -71,6 +71,29 @@ CASES: dict[str, tuple[str, int, str | None]] = {
     "gemini-compat-unable-to-process-input-image": ("openai-compat", 400, "image"),
     # ggml-org/llama.cpp#23380: a Responses server refusing input_image in function_call_output
     "llamacpp-responses-tool-output-must-be-text": ("openai-responses", 400, "placement"),
+    # compl-ai/compl-ai#20: Azure's content filter stopped the prompt (`param` "prompt"): not a
+    # parameter's fault, and perhaps what the images show
+    "azure-content-filter-prompt": ("azure-chat", 400, "other"),
+    # Azure's answer for a deployment that does not exist (the model is a deployment there)
+    "azure-deployment-not-found": ("azure-responses", 404, "parameter"),
+    # Azure OpenAI's image size refusal (20 MB), as Portkey's error library quotes it
+    "azure-image-size": ("azure-chat", 400, "image"),
+    # iOfficeAI/AionCore#377: Bedrock's unknown model, a 400 (the type from x-amzn-ErrorType)
+    "bedrock-model-identifier-invalid": ("bedrock-converse", 400, "parameter"),
+    # anomalyco/opencode#49443: an image in a toolResult for a family other than Claude and Nova
+    "bedrock-tool-result-image-field": ("bedrock-converse", 400, "placement"),
+    # boto/boto3#4415
+    "bedrock-image-format-mismatch": ("bedrock-converse", 400, "image"),
+    # Bedrock's throttling (the Converse API reference's ThrottlingException)
+    "bedrock-throttling": ("bedrock-converse", 429, None),
+    # anthropics/claude-code#12429: Claude on Vertex names a header it does not take
+    "vertex-anthropic-beta-header": ("vertex-anthropic", 400, "other"),
+    # decolua/9router#1081: Gemini on Vertex refusing a tool schema
+    "vertex-gemini-invalid-schema-value": ("vertex-gemini", 400, "parameter"),
+    # vllm-project/vllm#43203: vLLM takes no image in a role:"tool" message
+    "vllm-tool-message-text-only": ("vllm", 400, "placement"),
+    # vllm-project/vllm#11629: the body a text-only model should answer an image with
+    "vllm-image-url-not-supported-by-model": ("vllm", 400, "image"),
 }
 
 

@@ -16,18 +16,20 @@ from fuseforks.images.vault import ImageVault
 from fuseforks.ports.notices import RetryNotice, RetryStop
 from fuseforks.wires import WIRES, Endpoint, get_wire
 from fuseforks.wires.http import ProviderClient, RetryPolicy
-from tests.wires.helpers import snapshot_request
+from tests.wires.helpers import form, snapshot_request
 
 STREAMS = Path(__file__).parent / "fixtures" / "streams"
 FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.002)
 KEY = "sk-stream-sentinel-7731"
 SSE = {"content-type": "text/event-stream; charset=utf-8"}
 FIXTURE = {"anthropic": "anthropic-text-and-tool-use", "openai-compat": "chat-text",
-           "gemini": "gemini-text"} | {w: "responses-text" for w in WIRES if w.endswith("-responses")}
+           "gemini": "gemini-text", "openai-responses": "responses-text"}
+# Bedrock's stream is binary event-stream framing, read in tests/wires/test_bedrock.py.
+SSE_WIRES = [w for w in WIRES if form(w) in FIXTURE]
 
 
 def fixture(wire: str) -> tuple[bytes, bytes]:
-    name = FIXTURE[wire]
+    name = FIXTURE[form(wire)]
     return (STREAMS / f"{name}.sse").read_bytes(), (STREAMS / f"{name}.json").read_bytes()
 
 
@@ -88,6 +90,19 @@ def request() -> tuple[ChatRequest, ImageVault]:
     return snapshot_request(vault), vault
 
 
+# Where a wire that streams at another URL sends each (whole, streamed), below the base URL.
+STREAM_URLS = {
+    "gemini": ("/models/sim-vision-1:generateContent",
+               "/models/sim-vision-1:streamGenerateContent?alt=sse"),
+    "vertex-gemini": ("/publishers/google/models/sim-vision-1:generateContent",
+                      "/publishers/google/models/sim-vision-1:streamGenerateContent?alt=sse"),
+    "vertex-anthropic": ("/publishers/anthropic/models/sim-vision-1:rawPredict",
+                         "/publishers/anthropic/models/sim-vision-1:streamRawPredict"),
+    "bedrock-converse": ("/model/sim-vision-1/converse", "/model/sim-vision-1/converse-stream"),
+}
+ACCEPT = {"bedrock-converse": "application/vnd.amazon.eventstream"}
+
+
 @pytest.mark.parametrize("wire", WIRES)
 def test_each_wire_asks_for_a_stream_with_the_same_request(wire: str) -> None:
     vault = ImageVault()
@@ -98,22 +113,23 @@ def test_each_wire_asks_for_a_stream_with_the_same_request(wire: str) -> None:
     assert streaming is not None
     streamed = streaming.encode(req, vault, endpoint)
     body, streamed_body = msgspec.json.decode(whole.body), msgspec.json.decode(streamed.body)
-    assert streamed.headers == whole.headers | {"accept": "text/event-stream"}
-    if wire == "gemini":
-        assert whole.url == "https://provider.test/v1/models/sim-vision-1:generateContent"
-        assert streamed.url == ("https://provider.test/v1/models/sim-vision-1:"
-                                "streamGenerateContent?alt=sse")
+    assert streamed.headers == whole.headers | {"accept": ACCEPT.get(wire, "text/event-stream")}
+    if wire in STREAM_URLS:
+        assert (whole.url, streamed.url) == tuple(
+            "https://provider.test/v1" + path for path in STREAM_URLS[wire])
+    else:
+        assert streamed.url == whole.url
+    if form(wire) in ("gemini", "bedrock-converse"):  # the method says it; the body is the same
         assert streamed_body == body
         return
-    assert streamed.url == whole.url
     extra = {"stream": True}
-    if wire == "openai-compat":
+    if form(wire) == "openai-compat":
         extra["stream_options"] = {"include_usage": True}
     assert streamed_body == body | extra
     assert list(streamed_body)[-len(extra):] == list(extra)  # the rest keeps its order
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", SSE_WIRES)
 async def test_a_streamed_call_hears_deltas_and_returns_the_whole_answers_response(
         wire: str) -> None:
     stream_body, whole = fixture(wire)
@@ -123,7 +139,7 @@ async def test_a_streamed_call_hears_deltas_and_returns_the_whole_answers_respon
     assert response == get_wire(wire).decode(whole)
     assert "".join(heard.deltas) == response.text and len(heard.deltas) >= 3
     assert heard.retries == heard.stops == []
-    if wire != "gemini":
+    if form(wire) != "gemini":
         assert server.bodies()[0]["stream"] is True
 
 
