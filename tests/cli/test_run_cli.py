@@ -18,6 +18,7 @@ import pytest
 
 from fuseforks.stores.sqlite import SqliteStore
 from tests.helpers import processes
+from tests.helpers.answers import send_json
 from tests.helpers.simulator import simulator as camera_calls
 
 KEY = "sk-run-cli-sentinel-0451"
@@ -136,17 +137,12 @@ class _LocalServer(BaseHTTPRequestHandler):
         _LocalServer.seen.append({"path": self.path,
                                   "authorization": self.headers.get("authorization", ""),
                                   "stream": body.get("stream", False)})
-        body = json.dumps({
+        send_json(self, {
             "id": "local-1", "object": "chat.completion", "created": 0, "model": "local",
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": "Hello from here."}}],
             "usage": {"prompt_tokens": 5, "completion_tokens": 4, "total_tokens": 9},
-        }).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        })
 
     def log_message(self, *args: object) -> None:
         pass

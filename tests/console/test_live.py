@@ -7,7 +7,6 @@ test waits on that — the request reaching the provider — never on a number o
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import threading
@@ -22,6 +21,7 @@ from fuseforks.stores.sqlite import SqliteStore
 from tests.console.browser import LAST_RESORT_MS
 from tests.console.servers import environment, serving
 from tests.helpers import processes
+from tests.helpers.answers import send_json
 
 TIMEOUT_MS = LAST_RESORT_MS
 ANSWER = "Hello from a held provider."
@@ -42,17 +42,12 @@ def held_provider() -> Iterator[tuple[str, Gate]]:
             self.rfile.read(int(self.headers["content-length"]))
             gate.asked.set()
             gate.release.wait(TIMEOUT_MS / 1000)
-            body = json.dumps({
+            send_json(self, {
                 "id": "held-1", "object": "chat.completion", "created": 0, "model": "local",
                 "choices": [{"index": 0, "finish_reason": "stop",
                              "message": {"role": "assistant", "content": ANSWER}}],
                 "usage": {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12},
-            }).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            })
 
         def log_message(self, *args: object) -> None:
             pass

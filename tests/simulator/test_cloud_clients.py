@@ -32,6 +32,7 @@ from fuseforks.simulator import Script, Simulator, run_simulator
 from fuseforks.wires import Endpoint, resolve_endpoint
 from fuseforks.wires.credentials import BearerTokens
 from fuseforks.wires.http import ProviderClient
+from tests.helpers.answers import send_json
 from tests.wires.helpers import MODEL_OF, snapshot_request, two_colour_jpeg
 
 SEEN = "I see 1 image. image 1: left half green, right half magenta."
@@ -223,13 +224,8 @@ class _TokenEndpoint(BaseHTTPRequestHandler):
         assert "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer" in form
         token = f"ya29.minted-{len(self.issued) + 1}-for-the-simulator"
         self.issued.append(token)
-        body = json.dumps({"access_token": token, "expires_in": 3599,
-                           "token_type": "Bearer"}).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_json(self, {"access_token": token, "expires_in": 3599,
+                         "token_type": "Bearer"})
 
     def log_message(self, *args: object) -> None:
         pass
