@@ -4,8 +4,9 @@ The console shows a record that may name customers' tools, prompts and answers, 
 
 - it answers only GET and HEAD: no endpoint writes anything, and a request that could (any other
   method) is refused whatever its path.
-- bound to a loopback address it answers only requests that name a loopback host
-  (`127.0.0.1`, `localhost`, `[::1]`). A web page elsewhere can point a name it controls at
+- bound to a loopback address it answers only requests that name a loopback host (an address
+  of 127.0.0.0/8, `localhost`, `[::1]`: the machine's own, by the one rule in
+  `fuseforks.core.hosts` that also let it start without a token). A web page elsewhere can point a name it controls at
   127.0.0.1 (DNS rebinding) and have the visitor's browser read the console as a page of its own
   site; such a request names the page's host, not this one, and is refused.
 - bound to any other address it needs a token, from the environment or a file, never the command
@@ -26,6 +27,8 @@ from html import escape
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
+from fuseforks.core.hosts import is_loopback_host
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -35,7 +38,6 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 TOKEN_ENV = "FUSEFORKS_CONSOLE_TOKEN"
 MIN_TOKEN_LENGTH = 16
 COOKIE = "fuseforks_console"
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
 HEADERS: list[tuple[bytes, bytes]] = [
     (b"content-security-policy",
@@ -91,10 +93,11 @@ class Guard:
                           [(b"allow", b"GET, HEAD")])
             return
         host = _host_name(headers.get("host", ""))
-        if self.loopback_only and host.lower() not in LOOPBACK_NAMES:
+        if self.loopback_only and not is_loopback_host(host.lower()):
             await _refuse(with_headers, 403,
-                          f"This console answers only to 127.0.0.1, localhost and [::1]; the "
-                          f"request was addressed to {host or 'no host'!r}.")
+                          f"This console answers only to the addresses of this machine "
+                          f"(127.0.0.0/8, localhost and [::1]); the request was addressed to "
+                          f"{host or 'no host'!r}.")
             return
         if self.token is not None:
             query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))

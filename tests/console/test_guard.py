@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from fuseforks.cli import main
-from tests.console.servers import environment, start, stop
+from tests.console.servers import environment, serving, start, stop
 from tests.helpers import processes
 
 SECURITY_HEADERS = {
@@ -58,10 +58,21 @@ def test_on_loopback_a_request_for_another_host_name_is_refused(demo_console: st
                  ""):
         response = httpx.get(demo_console, headers={"host": host})
         assert response.status_code == 403, host
-        assert "This console answers only to 127.0.0.1, localhost and [::1]" in response.text
+        assert ("This console answers only to the addresses of this machine (127.0.0.0/8, "
+                "localhost and [::1])") in response.text
     for host in (f"127.0.0.1:{number}", f"localhost:{number}", f"LOCALHOST:{number}",
                  f"[::1]:{number}", "127.0.0.1"):
         assert httpx.get(demo_console, headers={"host": host}).status_code == 200, host
+
+
+def test_any_loopback_address_it_is_bound_to_serves_without_a_token(demo_store: Path) -> None:
+    """127.0.0.0/8 is this machine's: a console bound to 127.0.0.2 starts without a token, as
+    on 127.0.0.1, and so must answer the requests that name the address it serves on."""
+    with serving(demo_store, "--host", "127.0.0.2", env=environment()) as url:
+        assert url.startswith("http://127.0.0.2:")
+        response = httpx.get(url)
+        assert response.status_code == 200, response.text
+        assert httpx.get(url, headers={"host": "evil.example"}).status_code == 403
 
 
 def test_another_address_needs_a_token_and_the_command_says_so(demo_store: Path) -> None:
