@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     )
     from fuseforks.core.errors import (
         BusError,
+        ClusterError,
         ConcurrencyError,
         ConfigError,
         CorruptStoreError,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
         HandedBack,
         LeaseLost,
         McpUnavailable,
+        MissingKey,
         NewerSchemaError,
         NothingToTakeOver,
         PixelLeakError,
