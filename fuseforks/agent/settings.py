@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from fuseforks.core.errors import ConfigError
 from fuseforks.core.names import DEFAULT_IMAGE_CAP, DEFAULT_MAX_ROUNDS, Language, parse_language
 from fuseforks.mcp.hub import DEFAULT_START_TIMEOUT
 from fuseforks.projections.capabilities import DEFAULT_REPROBE_AFTER
@@ -52,8 +53,8 @@ class AgentSettings:
     def __post_init__(self) -> None:
         parse_language(self.language)  # `UnknownName` for a language fuseforks does not speak
         if self.max_rounds < 1:
-            raise ValueError(f"max_rounds must be at least 1, got {self.max_rounds}")
+            raise ConfigError(f"max_rounds must be at least 1, got {self.max_rounds}")
         if self.image_cap < 0:
-            raise ValueError(f"image_cap must not be negative, got {self.image_cap}")
+            raise ConfigError(f"image_cap must not be negative, got {self.image_cap}")
         if self.mcp_start_timeout <= 0:
-            raise ValueError(f"mcp_start_timeout must be positive, got {self.mcp_start_timeout}")
+            raise ConfigError(f"mcp_start_timeout must be positive, got {self.mcp_start_timeout}")

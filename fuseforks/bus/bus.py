@@ -21,7 +21,7 @@ import anyio
 import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from fuseforks.core.errors import RecordingFailed
+from fuseforks.core.errors import ConfigError, RecordingFailed
 from fuseforks.events.codec import Envelope
 from fuseforks.events.secrets import Secrets
 
@@ -57,7 +57,7 @@ class Bus(anyio.AsyncContextManagerMixin):
         """`secrets`: values no subscriber may see (a key pasted into a request, echoed by a
         tool or a provider), each replaced by a marker in every batch before it is handed on."""
         if buffer < 0 or (buffer != math.inf and int(buffer) != buffer):
-            raise ValueError("buffer must be a whole number >= 0 or math.inf")
+            raise ConfigError("buffer must be a whole number >= 0 or math.inf")
         self._subscribers = list(subscribers)
         self._required = list(required)
         self._buffer = buffer

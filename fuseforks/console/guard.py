@@ -27,6 +27,7 @@ from html import escape
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
+from fuseforks.core.errors import ConfigError
 from fuseforks.core.hosts import is_loopback_host
 
 Scope = MutableMapping[str, Any]
@@ -51,10 +52,10 @@ HEADERS: list[tuple[bytes, bytes]] = [
 
 
 def check_token(token: str) -> str:
-    """`token` as the console uses it; ValueError when it is too short to be a secret."""
+    """`token` as the console uses it; ConfigError when it is too short to be a secret."""
     token = token.strip()
     if len(token) < MIN_TOKEN_LENGTH:
-        raise ValueError(f"the token must be at least {MIN_TOKEN_LENGTH} characters long")
+        raise ConfigError(f"the token must be at least {MIN_TOKEN_LENGTH} characters long")
     return token
 
 

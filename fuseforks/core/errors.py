@@ -115,8 +115,8 @@ class NothingToTakeOver(FuseforksError):
 
 
 class ClusterError(FuseforksError):
-    """A local server of `fuseforks cluster` (PostgreSQL, NATS, a worker) could not be set up or
-    started; the message says what to do."""
+    """A local server of `fuseforks cluster` or of the demo (PostgreSQL, NATS, a worker, the
+    provider simulator) could not be set up or started; the message says what to do."""
 
 
 class SessionClosed(FuseforksError):

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 import msgspec
 
+from fuseforks.core.errors import ConfigError
+
 MAX_EDGE_PX = 1568
 """Long edge of an image sent to a model; larger images are scaled down."""
 MAX_BYTES = 2 * 1024 * 1024
@@ -63,7 +65,7 @@ class ImageLimits(msgspec.Struct, frozen=True, kw_only=True):
 
     def __post_init__(self) -> None:
         if self.max_edge_px < 1 or self.max_bytes < 1 or self.max_images < 0:
-            raise ValueError("image limits must be positive (max_images may be 0)")
+            raise ConfigError("image limits must be positive (max_images may be 0)")
 
 
 ENGINE_LIMITS = ImageLimits()
@@ -98,7 +100,7 @@ class ResultLimits(msgspec.Struct, frozen=True, kw_only=True):
     def __post_init__(self) -> None:
         if (self.max_bytes is not None and self.max_bytes < 1) or (
                 self.max_tokens is not None and self.max_tokens < 1):
-            raise ValueError("result limits must be positive")
+            raise ConfigError("result limits must be positive")
 
     def budget(self) -> int | None:
         """Characters a whole result may take (ASCII JSON: one byte each); None: no limit."""

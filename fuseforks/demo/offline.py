@@ -17,6 +17,7 @@ import anyio
 import msgspec
 
 from fuseforks.agent import Agent, AgentSettings, TurnResult
+from fuseforks.core.errors import ClusterError
 from fuseforks.core.leash import leashed
 from fuseforks.core.names import Language
 from fuseforks.demo.camera import frame_colours
@@ -77,7 +78,7 @@ def simulator_process(record_dir: Path | None) -> Iterator[str]:
         prefix = "simulator: listening on "
         if not first.startswith(prefix):
             error = process.stderr.read() if process.stderr else ""
-            raise RuntimeError(f"the simulator did not start: {first!r} {error[-500:]}")
+            raise ClusterError(f"the simulator did not start: {first!r} {error[-500:]}")
         yield first[len(prefix):]
     finally:
         process.terminate()

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 
 import msgspec
 
+from fuseforks.core.errors import UnknownName
 from fuseforks.core.media import MAX_EDGE_PX, MAX_IMAGES_PER_RESULT, ImageLimits, ResultLimits
 
 API_MAX_EDGE_PX = 8000
@@ -103,7 +104,7 @@ def profile_for(name: str, client: str, overrides: LimitOverrides = NO_OVERRIDES
     """The profile `name` (or, for `auto`, the one for `client`), with the overrides applied.
     `environ`: where Claude Code's `MAX_MCP_OUTPUT_TOKENS` is read (this process's by default)."""
     if name not in PROFILE_NAMES:
-        raise ValueError(f"unknown profile {name!r}; known: {', '.join(PROFILE_NAMES)}")
+        raise UnknownName(f"unknown profile {name!r}; known: {', '.join(PROFILE_NAMES)}")
     profiles = _profiles(os.environ if environ is None else environ)
     chosen = profiles[CLIENT_PROFILES.get(client, "generic") if name == "auto" else name]
     limits = msgspec.structs.replace(chosen.limits, **{

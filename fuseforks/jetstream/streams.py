@@ -29,7 +29,7 @@ from nats.js import JetStreamContext
 from nats.js.api import KeyValueConfig, RetentionPolicy, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
-from fuseforks.core.errors import BusError
+from fuseforks.core.errors import BusError, ConfigError
 from fuseforks.events.codec import Envelope, decode_envelope
 
 EVENTS_STREAM = "FUSEFORKS_EVENTS"
@@ -58,7 +58,7 @@ _TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
 def check_turn_id(turn_id: str) -> str:
     """A turn id that is one subject token (letters, digits, `_`, `-`)."""
     if not _TOKEN.match(turn_id):
-        raise ValueError(f"turn id {turn_id!r} must be letters, digits, '_' or '-' "
+        raise ConfigError(f"turn id {turn_id!r} must be letters, digits, '_' or '-' "
                          "(it names a subject on the message bus)")
     return turn_id
 

@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 
 import msgspec
 
+from fuseforks.core.errors import ConfigError
 from fuseforks.core.names import ImagePath
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import ImagesNormalized, ToolCalled
@@ -156,7 +157,7 @@ def moment_key(text: str, now: datetime) -> str:
                 moment = moment.replace(tzinfo=UTC)
         return since_key(moment)
     except (ValueError, OverflowError):
-        raise ValueError(f"{text!r} is neither an {SINCE_FORMS[0]} nor a "
+        raise ConfigError(f"{text!r} is neither an {SINCE_FORMS[0]} nor a "
                          f"{SINCE_FORMS[1]}") from None
 
 
@@ -165,7 +166,7 @@ def digest_prefix(text: str) -> str:
     more, in any case — in lowercase. ValueError for anything else."""
     prefix = text.strip().lower()
     if _HEX.fullmatch(prefix) is None:
-        raise ValueError(f"{text!r} is not an image digest: give 4 to 64 hex characters of its "
+        raise ConfigError(f"{text!r} is not an image digest: give 4 to 64 hex characters of its "
                          "SHA-256")
     return prefix
 

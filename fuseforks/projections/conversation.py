@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 import msgspec
 
+from fuseforks.core.errors import ConfigError
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import Exchange, TurnEnded, TurnStarted
 from fuseforks.projections.audit import TurnStop
@@ -28,7 +29,7 @@ class HistoryBudget(msgspec.Struct, frozen=True, kw_only=True):
 
     def __post_init__(self) -> None:
         if self.max_exchanges < 0 or self.max_chars < 0:
-            raise ValueError("a history budget is not negative")
+            raise ConfigError("a history budget is not negative")
 
 
 class ConversationTurn(msgspec.Struct, frozen=True, kw_only=True):

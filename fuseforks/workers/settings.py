@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fuseforks.agent import AgentSettings
+from fuseforks.core.errors import ConfigError
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -27,6 +28,6 @@ class WorkerSettings:
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
-            raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
+            raise ConfigError(f"concurrency must be at least 1, got {self.concurrency}")
         if self.max_agents < 1:
-            raise ValueError(f"max_agents must be at least 1, got {self.max_agents}")
+            raise ConfigError(f"max_agents must be at least 1, got {self.max_agents}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,46 @@ def test_a_wire_error_is_a_fuseforks_error() -> None:
     assert isinstance(refused, fuseforks.WireError)
     assert isinstance(refused, fuseforks.FuseforksError)
     assert isinstance(fuseforks.ConfigError("x"), fuseforks.FuseforksError)
+
+
+BUILT_IN_RAISES = {
+    # A bug in the calling code, as Python's own libraries say it: not a condition to handle.
+    "agent/stream.py": 2,  # the stream's result read before its end, or outside `async with`
+    "agent/agent.py": 1,  # the agent used outside `async with`
+    "stores/store.py": 2,  # an empty batch, or two turns in one: the caller's bug
+    "events/sequencer.py": 1,  # a sealed batch built with the wrong number of bodies
+    "engine/replay.py": 1,  # a list of events that is not one turn's record
+    "engine/session_replay.py": 1,  # the same for a gateway session
+    "core/texts.py": 6,  # a note asked for with a kind, reason or number no caller has
+    "core/errors.py": 1,  # a WireRejected built with contradicting fields
+    "wires/base.py": 1,  # a placement the wire cannot encode (the image rules say ValueError)
+    "demo/camera.py": 1,  # a frame number below 1
+    "simulator/brain.py": 1,  # a test's script with arguments that are not an object
+}
+"""Where fuseforks raises a plain `ValueError` or `RuntimeError`, and why. Anything a caller can
+meet and handle — a setting out of range, an unknown name, a token too short, a filter it
+cannot read — is a `FuseforksError` (`ConfigError` and `UnknownName` are `ValueError`s too)."""
+
+
+def test_a_plain_value_or_runtime_error_is_a_bug_in_the_calling_code() -> None:
+    raised: dict[str, int] = {}
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)
+                    and isinstance(node.exc.func, ast.Name)
+                    and node.exc.func.id in ("ValueError", "RuntimeError")):
+                relative = str(path.relative_to(PACKAGE))
+                raised[relative] = raised.get(relative, 0) + 1
+    assert raised == BUILT_IN_RAISES
+
+
+@pytest.mark.parametrize(("make", "kind"), [
+    (lambda: fuseforks.AgentSettings(max_rounds=0), fuseforks.ConfigError),
+    (lambda: fuseforks.AgentSettings(image_cap=-1), fuseforks.ConfigError),
+    (lambda: fuseforks.HistoryBudget(max_chars=-1), fuseforks.ConfigError),
+])
+def test_a_setting_out_of_range_is_a_config_error(make: Callable[[], object],
+                                                 kind: type[Exception]) -> None:
+    with pytest.raises(kind) as raised:
+        make()
+    assert isinstance(raised.value, ValueError)  # as before: a bad argument
