@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import psycopg
+
+from fuseforks.core.backoff import Backoff
 
 APPEND_PATIENCE = 15.0
 """Seconds an append whose connection was lost keeps trying on new connections (waiting 0.1 s,
@@ -33,26 +35,31 @@ store's writing sessions). An append is one statement, so this bounds how long o
 store's transactions can hold followers back."""
 
 
+APPEND_BACKOFF = Backoff(base=0.1, cap=1.0, budget=APPEND_PATIENCE)
+"""The schedule of an append's tries on new connections; its budget is the store's patience."""
+
+
 class Patience:
     """Tries again within `seconds` of the first failure: after 0.1 s, then twice as long each
-    time, at most 1 s between tries."""
+    time, at most 1 s between tries (`APPEND_BACKOFF`)."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
-        self.tries = 0
-        self._deadline = time.monotonic() + seconds
-        self._delay = 0.1
+        self._retries = replace(APPEND_BACKOFF, budget=seconds).start()
+
+    @property
+    def tries(self) -> int:
+        return self._retries.retries
 
     def left(self) -> float:
-        return max(0.0, self._deadline - time.monotonic())
+        return self._retries.left()
 
     def retry(self) -> bool:
         """Wait for the next try and say yes, or say no when it would come too late."""
-        if time.monotonic() + self._delay > self._deadline:
+        delay = self._retries.next()
+        if delay is None:
             return False
-        time.sleep(self._delay)
-        self._delay = min(self._delay * 2, 1.0)
-        self.tries += 1
+        time.sleep(delay)
         return True
 
 

@@ -31,6 +31,7 @@ from typing import Any, Self
 import anyio
 import httpx
 
+from fuseforks.core.backoff import Backoff
 from fuseforks.core.canonical import ChatRequest, ChatResponse
 from fuseforks.core.errors import (
     WireError,
@@ -56,7 +57,8 @@ _MAY_BE_WEBP: frozenset[RefusalKind] = frozenset({"image", "other"})
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """Bounded exponential backoff. Tests shrink the delays; the defaults suit real providers."""
+    """Bounded exponential backoff (a `Backoff` with these numbers), or the provider's
+    `Retry-After`. Tests shrink the delays; the defaults suit real providers."""
 
     max_attempts: int = 5
     base_delay: float = 1.0
@@ -64,11 +66,17 @@ class RetryPolicy:
     jitter: float = 0.25  # each delay is scaled by a factor in [1 - jitter, 1 + jitter]
     max_retry_after: float = 60.0
 
+    @property
+    def backoff(self) -> Backoff:
+        return Backoff(base=self.base_delay, cap=self.max_delay, jitter=self.jitter,
+                       attempts=self.max_attempts)
+
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
+        """Seconds before the try after `attempt` failed ones: the provider's `Retry-After`
+        (at most `max_retry_after`), else the backoff's jittered delay."""
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.max_retry_after)
-        backoff = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
-        return backoff * (1 + rng.uniform(-self.jitter, self.jitter))
+        return self.backoff.delay(attempt, rng)
 
 
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=300.0, write=60.0, pool=10.0)
@@ -175,7 +183,7 @@ class ProviderClient:
                                                    http_request.body, on_text)
                 return await self._send_once(http_request.url, headers, http_request.body)
             except WireRetryable as error:
-                if attempt >= self.policy.max_attempts:
+                if not self.policy.backoff.allows(attempt):
                     final = WireUnavailable(
                         attempts=attempt, wire=error.wire, status=error.status,
                         error_class=error.error_class, error_type=error.error_type,

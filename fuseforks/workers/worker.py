@@ -40,6 +40,7 @@ from nats.aio.msg import Msg
 from fuseforks.agent import Agent
 from fuseforks.agent.agent import McpServers, server_configs
 from fuseforks.agent.secrets import known_secrets
+from fuseforks.core.backoff import Backoff
 from fuseforks.core.errors import (
     FuseforksError,
     HandedBack,
@@ -71,6 +72,9 @@ from fuseforks.workers.watchdog import Watchdog
 logger = logging.getLogger("fuseforks.worker")
 
 DEFAULT_SETTINGS = WorkerSettings()
+REDELIVERY = Backoff(base=1.0, cap=60.0)
+"""When a request that could not be finished is delivered again: after 1 s, doubling with each
+delivery, at most a minute (a store that is away is not asked every second)."""
 
 Say = Callable[[str], None]
 AgentKey = tuple[str, str, str, str, str]
@@ -435,13 +439,13 @@ class Worker:
 
 
 def _backoff(message: Msg) -> float:
-    """Seconds before a request that could not be finished is delivered again: 1 s, doubling
-    with each delivery, at most a minute (a store that is away is not asked every second)."""
+    """Seconds before a request that could not be finished is delivered again
+    (`REDELIVERY`, after as many failures as it has been delivered)."""
     try:
         delivered = message.metadata.num_delivered or 1
     except Exception:
         delivered = 1
-    return float(min(2 ** (delivered - 1), 60))
+    return REDELIVERY.delay(delivered)
 
 
 async def _quietly(operation: Any) -> None:
