@@ -119,6 +119,8 @@ class Round(NamedTuple):
 
     statement: str
     params: list[Any]
+    events: int
+    """How many events it stores (all or none)."""
     fence: Fence | None = None
     """The lease it is fenced by, if any."""
 
@@ -276,55 +278,65 @@ class PostgresStore(SqlStore, OrderedStore):
             if rows:
                 tables.append(table.name)
                 params.append(_json.encode(rows).decode())
-        return Round(sql.insert(tuple(tables), fenced=fence is not None), params, fence)
+        return Round(sql.insert(tuple(tables), fenced=fence is not None), params, len(batch),
+                     fence)
 
     def _insert_round(self, batch: list[Envelope], bodies: list[str], round_: Round) -> None:
         turn_id = batch[0].turn_id
         what = f"turn {turn_id} seq {batch[0].seq}-{batch[-1].seq}"
         patience = Patience(self.append_patience)
         attempt = self._attempt(round_)
-        lost = attempt.failure
-        if lost is not None:
+        lost = not attempt.answered
+        if lost:
             logger.warning("%s: the connection was lost while %s was written; reading it back "
                            "and trying again on a new connection for up to %g s (%s)", self.name,
-                           what, patience.seconds, self.database.scrub(one_line(lost)))
-        while attempt.failure is not None:
-            detail = self.database.scrub(one_line(attempt.failure))
-            if attempt.sent:
-                stored = self._settle(batch, bodies, patience, attempt.backend)
-                if stored:
-                    break
-                if stored is None:
-                    raise StoreError(self._unsettled(what, detail)) from None
-            if not patience.retry():
-                raise StoreError(
-                    f"{self.name}: append failed: the connection was lost before {what} was "
-                    f"committed; nothing of it was stored ({detail})") from None
-            attempt = self._attempt(round_, patience)
-        if lost is not None:  # the server was away: the pools' other connections may be broken
+                           what, patience.seconds, attempt.detail)
+            attempt = self._answered(batch, bodies, round_, attempt, patience, what)
+            # The server was away: the pools' other connections may be broken.
             for pool in filter(None, (self._pool, self._writers)):
                 with contextlib.suppress(Exception):
                     pool.check()
-        if attempt.cancelled:
-            reason = attempt.cancelled
+        if attempt.outcome == "stored":
+            return
+        if attempt.outcome == "cancelled":
+            reason = attempt.detail
             if "statement timeout" in reason:
                 reason += f"; an insert may take {self.insert_timeout:g} s"
             raise StoreError(f"{self.name}: append failed: the server cancelled the insert of "
                              f"{what} ({reason}); nothing of it was stored")
-        if attempt.failure is None and (attempt.raced or attempt.inserted != len(batch)):
-            if lost is not None:  # a round sent before the loss may have landed after all
-                stored = self._settle(batch, bodies, patience)
+        # Refused or raced.
+        if lost:  # a round sent before the loss may have landed after all
+            stored = self._settle(batch, bodies, patience)
+            if stored:
+                return  # it is ours
+            if stored is None:
+                raise StoreError(self._unsettled(what, "it could not be read back in time"))
+        if round_.fence is not None:  # a lease moved on says more than the seqs it took
+            self._fenced(round_.fence, what)
+        if attempt.outcome == "raced":
+            self._raced(batch)
+        check_continuation(batch, self.last_seq(turn_id))
+        raise ConcurrencyError(f"{self.name}: turn {turn_id}: seq {batch[0].seq} does not "
+                               "continue the stored tail")
+
+    def _answered(self, batch: list[Envelope], bodies: list[str], round_: Round,
+                  attempt: Attempt, patience: Patience, what: str) -> Attempt:
+        """The first answered try after a lost connection: a round that may be stored is read
+        back first (stored as sent: answered `stored`), and tried again on a new connection
+        when it is absent, within `patience`."""
+        while not attempt.answered:
+            if attempt.outcome == "lost":
+                stored = self._settle(batch, bodies, patience, attempt.backend)
                 if stored:
-                    return  # it is ours
+                    return Attempt("stored", attempt.backend)
                 if stored is None:
-                    raise StoreError(self._unsettled(what, "it could not be read back in time"))
-            if round_.fence is not None:  # a lease moved on says more than the seqs it took
-                self._fenced(round_.fence, what)
-            if attempt.raced:
-                self._raced(batch)
-            check_continuation(batch, self.last_seq(turn_id))
-            raise ConcurrencyError(f"{self.name}: turn {turn_id}: seq {batch[0].seq} does not "
-                                   "continue the stored tail")
+                    raise StoreError(self._unsettled(what, attempt.detail)) from None
+            if not patience.retry():
+                raise StoreError(
+                    f"{self.name}: append failed: the connection was lost before {what} was "
+                    f"committed; nothing of it was stored ({attempt.detail})") from None
+            attempt = self._attempt(round_, patience)
+        return attempt
 
     def _fenced(self, fence: Fence, what: str) -> None:
         """A fenced round was not stored: `LeaseLost` when its lease has moved on — whatever
@@ -358,35 +370,41 @@ class PostgresStore(SqlStore, OrderedStore):
             with self.database.connect(**options) as connection:
                 return self._transaction(connection, round_)
         except PoolTimeout as error:  # the server is away: no connection came back in time
-            return Attempt(failure=psycopg.OperationalError(f"no connection ({error})"))
+            lost = psycopg.OperationalError(f"no connection ({error})")
+            return Attempt("unsent", detail=self._detail(lost))
         except psycopg.OperationalError as error:
-            return Attempt(failure=error)
+            return Attempt("unsent", detail=self._detail(error))
 
     def _transaction(self, connection: psycopg.Connection[Any], round_: Round) -> Attempt:
-        """The round's transaction on `connection`: how many rows it inserted, whether another
-        writer raced it, the connection error that ended it."""
+        """The round's transaction on `connection`: what became of it (`Outcome`)."""
         if self._closed.is_set():
             raise StoreError(f"{self.name}: the store is closed")
         # From the first byte sent, a lost connection may have left the round committed, and
         # only reading it back can say.
-        attempt = Attempt(sent=True, backend=connection.info.backend_pid)
+        backend = connection.info.backend_pid
+        lost = False
         try:
-            attempt.inserted = self._write(connection, round_)
+            inserted = self._write(connection, round_)
+            return Attempt("stored" if inserted == round_.events else "refused", backend)
         except psycopg.errors.UniqueViolation:
-            attempt.raced = True
+            return Attempt("raced", backend)
         except psycopg.errors.QueryCanceled as error:  # the server rolled the statement back
-            attempt.cancelled = self.database.scrub(
-                error.diag.message_primary or one_line(error))
+            return Attempt("cancelled", backend,
+                           self.database.scrub(error.diag.message_primary or one_line(error)))
         except psycopg.OperationalError as error:
-            attempt.failure = error
+            lost = True
             connection.close()  # the pool replaces a closed connection instead of lending it
+            return Attempt("lost", backend, self._detail(error))
         except psycopg.Error as error:
             raise StoreError(f"{self.name}: append failed: "
                              f"{self.database.scrub(one_line(error))}") from None
         finally:
-            if connection.info.transaction_status in _OPEN and attempt.failure is None:
+            if connection.info.transaction_status in _OPEN and not lost:
                 connection.execute("ROLLBACK")
-        return attempt
+
+    def _detail(self, error: BaseException) -> str:
+        """A connection failure in one line, without secrets."""
+        return self.database.scrub(one_line(error))
 
     def _settle(self, batch: list[Envelope], bodies: list[str], patience: Patience,
                 backend: int = 0) -> bool | None:

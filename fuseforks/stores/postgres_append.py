@@ -15,9 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
-
-import psycopg
+from typing import Any, Literal
 
 from fuseforks.core.backoff import Backoff
 
@@ -69,20 +67,33 @@ def connect_timeout(patience: Patience) -> int:
     return max(2, int(patience.left() + 0.999))
 
 
-@dataclass(slots=True)
+Outcome = Literal["stored", "refused", "raced", "cancelled", "unsent", "lost"]
+"""What became of one try at an append's transaction:
+
+- `stored`: the insert stored every event of the round;
+- `refused`: it stored none, its check on the server refused it (the round does not continue
+  the stored tail, or its lease's fence has moved on);
+- `raced`: another writer stored events at its seqs meanwhile;
+- `cancelled`: the server cancelled the insert (its statement timeout, an operator's cancel):
+  nothing of the round is stored, and trying again would wait on the same thing;
+- `unsent`: no connection came, so nothing of the round was sent;
+- `lost`: the connection was lost once the round was sent, so it may be stored."""
+
+
+@dataclass(frozen=True, slots=True)
 class Attempt:
     """How one try at an append's transaction went."""
 
-    inserted: int = 0
-    sent: bool = False
-    """The round was sent: if the connection was lost now, the round may be stored."""
+    outcome: Outcome
     backend: int = 0
     """The server process of the session the round was sent on."""
-    raced: bool = False
-    cancelled: str = ""
-    """Why the server cancelled the insert (its statement timeout, an operator's cancel):
-    nothing of the round is stored, and trying again would wait on the same thing."""
-    failure: psycopg.OperationalError | None = None
+    detail: str = ""
+    """Why it was cancelled or lost, in one line without secrets."""
+
+    @property
+    def answered(self) -> bool:
+        """The server answered it: the round is stored, or surely not."""
+        return self.outcome not in ("unsent", "lost")
 
 
 def settled(first: int, bodies: Sequence[str], rows: Sequence[Any]) -> bool | None:
