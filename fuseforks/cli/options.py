@@ -15,7 +15,7 @@ from fuseforks.core.errors import ConfigError, MissingKey
 from fuseforks.core.names import LANGUAGES, WIRE_NAMES, WireName
 from fuseforks.mcp.config import ServerConfig, load_config
 from fuseforks.stores.open import open_record
-from fuseforks.stores.postgres_sql import DatabaseUrl
+from fuseforks.stores.urls import DatabaseUrl
 from fuseforks.wires.registry import resolve_endpoint
 
 F = TypeVar("F", bound=Callable[..., Any])

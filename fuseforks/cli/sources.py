@@ -21,8 +21,8 @@ from fuseforks.core.errors import FuseforksError
 from fuseforks.events.codec import Envelope
 from fuseforks.stores.filesystem import on_read_only_mount, write_refusal
 from fuseforks.stores.open import inspect_store, is_sqlite_file, open_record
-from fuseforks.stores.postgres_sql import DatabaseUrl, is_database_url
 from fuseforks.stores.store import Record
+from fuseforks.stores.urls import DatabaseUrl, is_database_url
 
 _LISTED = 10
 """Candidates an ambiguous prefix names at most."""

@@ -38,7 +38,7 @@ from fuseforks.stores.jsonl import (
     write_stream,
 )
 from fuseforks.stores.open import open_store
-from fuseforks.stores.postgres_sql import DatabaseUrl
+from fuseforks.stores.urls import DatabaseUrl
 
 DB_ENV = "FUSEFORKS_DB"
 """The store `--db` means when the option is not given."""

@@ -11,7 +11,7 @@ from fuseforks.agent import AgentSettings
 from fuseforks.cli.options import http_url, read_mcp_config
 from fuseforks.core.errors import FuseforksError
 from fuseforks.core.names import WireName, parse_wire
-from fuseforks.stores.postgres_sql import is_database_url, redact_url
+from fuseforks.stores.urls import is_database_url, redact_url
 from fuseforks.workers.settings import WorkerSettings
 from fuseforks.workers.worker import Worker
 

@@ -24,10 +24,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from fuseforks.stores.open import is_sqlite_file, open_record, open_store
-from fuseforks.stores.postgres_sql import DatabaseUrl
 from fuseforks.stores.store import Record as Reader
 from fuseforks.stores.store import TurnInfo
-from fuseforks.stores.stream import StreamRecord
+from fuseforks.stores.urls import DatabaseUrl
 
 Location = Path | DatabaseUrl
 Stamp = tuple[int, ...]
@@ -102,7 +101,7 @@ class Record:
         assert stamp is not None
         with self._lock:
             if self._stream is None or self._stream[0] != stamp:
-                self._stream = (stamp, StreamRecord(self.location))
+                self._stream = (stamp, open_record(self.location))
             return self._stream[1]
 
     def close(self) -> None:

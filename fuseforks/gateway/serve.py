@@ -36,7 +36,7 @@ from fuseforks.mcp.config import ServerConfig
 from fuseforks.mcp.connection import DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT
 from fuseforks.mcp.hub import ToolHub
 from fuseforks.stores.open import open_store
-from fuseforks.stores.postgres_sql import DatabaseUrl
+from fuseforks.stores.urls import DatabaseUrl
 from fuseforks.traces.live import live_subscriber
 from fuseforks.wires.base import Endpoint
 

@@ -34,8 +34,9 @@ import msgspec
 import psycopg
 
 from fuseforks.stores.postgres_database import Database
-from fuseforks.stores.postgres_sql import LEASES, DatabaseUrl
+from fuseforks.stores.postgres_sql import LEASES
 from fuseforks.stores.store import Fence
+from fuseforks.stores.urls import DatabaseUrl
 
 __all__ = ["Fence", "Held", "LeaseTable", "Taken"]
 

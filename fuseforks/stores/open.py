@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 from fuseforks.core.errors import StreamFormatError
 from fuseforks.core.signatures import sniff_format
-from fuseforks.stores.postgres_sql import DatabaseUrl, is_database_url
 from fuseforks.stores.sqlite import SqliteStore
 from fuseforks.stores.store import OrderedStore, Record
 from fuseforks.stores.stream import StreamRecord
+from fuseforks.stores.urls import DatabaseUrl, is_database_url
 
 if TYPE_CHECKING:
     from fuseforks.stores.postgres import PostgresStore

@@ -91,11 +91,12 @@ from fuseforks.stores.postgres_append import (
     settled,
 )
 from fuseforks.stores.postgres_database import CONNECT_TIMEOUT, Database, one_line
-from fuseforks.stores.postgres_sql import POSTGRES, POSTGRES_STORE_VERSION, DatabaseUrl
+from fuseforks.stores.postgres_sql import POSTGRES, POSTGRES_STORE_VERSION
 from fuseforks.stores.row_cache import Prepared, RowCache
 from fuseforks.stores.rows import decode_current, turn_envelopes
 from fuseforks.stores.sql import SqlStore
 from fuseforks.stores.store import OrderedStore, Position, check_continuation
+from fuseforks.stores.urls import DatabaseUrl
 
 # The pool reports a dropped connection through `logging`; unconfigured, Python would print it on
 # stderr beside the store's own one-line error. An application that configures logging still

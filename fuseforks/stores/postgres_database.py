@@ -18,7 +18,7 @@ from psycopg_pool import PoolTimeout
 
 from fuseforks.core.errors import StoreError
 from fuseforks.events.privacy import PixelLeakError
-from fuseforks.stores.postgres_sql import DatabaseUrl, redact_url, url_password
+from fuseforks.stores.urls import DatabaseUrl, redact_url, url_password
 
 CONNECT_TIMEOUT = 10
 """Seconds to reach the server, unless the URL says `connect_timeout`."""

@@ -1,4 +1,4 @@
-"""What the PostgreSQL store says in SQL, and its URLs — importable without psycopg.
+"""What the PostgreSQL store says in SQL — importable without psycopg.
 
 The layout mirrors the SQLite store's (`fuseforks.stores.sqlite`): `events(turn_id, seq, kind,
 version, at, body)` keyed by `(turn_id, seq)`, a version table `fuseforks_meta`, and the read
@@ -11,80 +11,19 @@ sequence), which give readers that follow the store a global order (see `Postgre
   PostgreSQL equals one from SQLite byte for byte, and reading never re-serializes.
 - Text columns are `COLLATE "C"`: turn ids, times and digests sort by code point, as in SQLite,
   whatever the database's locale; `fuseforks turns` lists turns in the same order on both.
-- A URL's password never appears in a message: `DatabaseUrl` prints itself redacted.
 """
 
 from __future__ import annotations
 
-import re
-from urllib.parse import unquote, urlsplit
-
 from fuseforks.stores import read_tables
 from fuseforks.stores.dialect import Dialect
 from fuseforks.stores.sql import EVENTS, META
-
-SCHEMES = ("postgresql://", "postgres://")
 
 POSTGRES_STORE_VERSION = 3
 """Version of the PostgreSQL table layout (its own count, not the SQLite store's
 `SQLITE_STORE_VERSION`, and not the events', which carry their own version). 1: events, the
 image index, the audit views, an index of turns by conversation. 2: the read model's tables
 replace the image index, its trigger and the views that derived the audit in SQL."""
-
-
-# --- URLs ----------------------------------------------------------------------------------------
-
-
-def is_database_url(text: str) -> bool:
-    """Whether `text` names a PostgreSQL database rather than a file."""
-    return text.lower().startswith(SCHEMES)
-
-
-def redact_url(url: str) -> str:
-    """`url` with its password, from the user part or a `password=` parameter, shown as `***`;
-    the rest exactly as written."""
-    scheme, separator, rest = url.partition("://")
-    if not separator:
-        return url
-    end = min([i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0],
-              default=len(rest))
-    netloc, tail = rest[:end], rest[end:]
-    if "@" in netloc:
-        login, _, hosts = netloc.rpartition("@")
-        user, colon, _password = login.partition(":")
-        netloc = f"{user}:***@{hosts}" if colon else f"{user}@{hosts}"
-    path, question, query = tail.partition("?")
-    query = re.sub(r"(?i)(^|&)(password)=[^&#]*", r"\1\2=***", query)
-    return f"{scheme}://{netloc}{path}{question}{query}"
-
-
-def url_password(url: str) -> str:
-    """The password `url` carries, if any (to scrub it from a driver's message, should one ever
-    quote it)."""
-    parts = urlsplit(url)
-    found = re.search(r"(?i)(?:^|&)password=([^&]*)", parts.query)
-    if found:
-        return unquote(found.group(1))
-    return unquote(parts.password or "")
-
-
-class DatabaseUrl:
-    """A PostgreSQL URL given on the command line: `str()` of it is redacted, `.url` is whole."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-
-    def __str__(self) -> str:
-        return redact_url(self.url)
-
-    def __repr__(self) -> str:
-        return f"DatabaseUrl({redact_url(self.url)!r})"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, DatabaseUrl) and other.url == self.url
-
-    def __hash__(self) -> int:
-        return hash(self.url)
 
 
 _TYPES = {"text": 'text COLLATE "C"', "integer": "bigint", "boolean": "boolean"}

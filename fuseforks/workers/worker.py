@@ -64,7 +64,7 @@ from fuseforks.jetstream.work import HEARTBEAT, WorkRequest, decode_request, wor
 from fuseforks.mcp.hub import ToolHub
 from fuseforks.stores.leases import LeaseTable
 from fuseforks.stores.open import open_ordered_store
-from fuseforks.stores.postgres_sql import is_database_url, redact_url
+from fuseforks.stores.urls import is_database_url, redact_url
 from fuseforks.wires.base import Endpoint
 from fuseforks.workers.settings import WorkerSettings
 from fuseforks.workers.watchdog import Watchdog

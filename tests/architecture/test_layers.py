@@ -1,4 +1,6 @@
-"""The layering contract in pyproject.toml catches each back-edge the codebase once had.
+"""The import contracts in pyproject.toml catch each back-edge the codebase once had, and each
+import of a store's adapter from outside `fuseforks.stores` (the console once read a stream
+through `StreamRecord`, and half the commands took `DatabaseUrl` from the module of SQL text).
 
 Each case copies the package, adds one import that points up the layers (under `TYPE_CHECKING`
 where the original did), and runs import-linter on the copy: the contract must break. The
@@ -34,6 +36,15 @@ BACK_EDGES = [
     ("workers/worker.py", "from fuseforks.console.record import Record"),
     ("stores/sqlite.py", "from fuseforks.console.listing import TurnIndex"),
 ]
+LAYERS = "Layers read top-down"
+
+ADAPTER_IMPORTS = [
+    ("console/record.py", "from fuseforks.stores.stream import StreamRecord"),
+    ("cli/options.py", "from fuseforks.stores.postgres_sql import EVENTS"),
+    ("workers/worker.py", "from fuseforks.stores.postgres import PostgresStore"),
+    ("agent/agent.py", "from fuseforks.stores.sqlite import SqliteStore"),
+]
+STORES = "A store is reached through its contract"
 
 
 def lint(tree: Path) -> subprocess.CompletedProcess[str]:
@@ -53,7 +64,7 @@ def copy_tree(tmp_path: Path) -> Path:
 def test_the_package_keeps_the_contract(tmp_path: Path) -> None:
     result = lint(copy_tree(tmp_path))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Contracts: 1 kept, 0 broken." in result.stdout
+    assert "Contracts: 2 kept, 0 broken." in result.stdout
 
 
 @pytest.mark.parametrize(("module", "line"), BACK_EDGES, ids=[m for m, _ in BACK_EDGES])
@@ -66,4 +77,27 @@ def test_a_back_edge_breaks_the_contract_even_when_type_checking_only(
                                        f"    {line}\n")
     result = lint(tree)
     assert result.returncode == 1, result.stdout
-    assert "Contracts: 0 kept, 1 broken." in result.stdout
+    assert "Contracts: 1 kept, 1 broken." in result.stdout
+    assert (verdict(result.stdout, LAYERS), verdict(result.stdout, STORES)) == ("BROKEN", "KEPT")
+
+
+@pytest.mark.parametrize(("module", "line"), ADAPTER_IMPORTS, ids=[m for m, _ in ADAPTER_IMPORTS])
+def test_an_adapter_imported_outside_the_stores_breaks_the_store_contract(
+    tmp_path: Path, module: str, line: str
+) -> None:
+    tree = copy_tree(tmp_path)
+    path = tree / "fuseforks" / module
+    path.write_text(path.read_text() + f"\n{line}\n")
+    result = lint(tree)
+    assert result.returncode == 1, result.stdout
+    assert "Contracts: 1 kept, 1 broken." in result.stdout
+    assert (verdict(result.stdout, LAYERS), verdict(result.stdout, STORES)) == ("KEPT", "BROKEN")
+
+
+def verdict(report: str, contract: str) -> str:
+    """What import-linter's report says of the contract whose name starts with `contract`:
+    KEPT or BROKEN (the report wraps a long name over lines)."""
+    words = " ".join(report.split())
+    after = words[words.index(contract):]
+    kept, broken = after.find(" KEPT"), after.find(" BROKEN")
+    return "BROKEN" if broken >= 0 and (kept < 0 or broken < kept) else "KEPT"

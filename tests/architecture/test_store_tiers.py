@@ -1,5 +1,5 @@
 """Callers of the store depend on the tier they need, and the tiers on nothing that implements
-them: the contract module imports no store, and the relay, the locks and the workers import no
+them: the contract module imports no store, and the relay, the leases and the workers import no
 store class — they are handed an `OrderedRecord` or an `OrderedStore` (`fuseforks.stores.open`
 is where a URL becomes a PostgreSQL store)."""
 

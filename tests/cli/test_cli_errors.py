@@ -497,7 +497,7 @@ CASES: dict[str, Case] = {
     "console missing": Case("console", lambda f: ["console", str(f.missing)], 2,
                             lambda f: missing_file("console", "SOURCE", f.missing)),
     "console notes": Case("console", lambda f: ["console", str(f.notes)], 1,
-                          lambda f: not_a_stream(f.notes)),
+                          lambda f: not_a_record(f.notes)),  # as every reading command says
     "console foreign": Case("console", lambda f: ["console", str(f.other)], 1,
                             lambda f: foreign(f.other)),
     "console newer": Case("console", lambda f: ["console", str(f.newer)], 1,

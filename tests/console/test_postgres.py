@@ -13,7 +13,7 @@ from fuseforks.cli import main
 from fuseforks.projections.summary import TurnSummary
 from fuseforks.projections.words import images_shown
 from fuseforks.stores.postgres import PostgresStore
-from fuseforks.stores.postgres_sql import redact_url
+from fuseforks.stores.urls import redact_url
 from tests.cli.crafted import camera_turn, digest
 from tests.console.servers import start, stop
 from tests.console.test_pages import cells, command

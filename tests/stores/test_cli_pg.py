@@ -18,8 +18,8 @@ from fuseforks.cli import main
 from fuseforks.demo.scenarios import DEMO_SCENARIOS
 from fuseforks.stores.jsonl import read_stream
 from fuseforks.stores.postgres import PostgresStore
-from fuseforks.stores.postgres_sql import redact_url
 from fuseforks.stores.sqlite import SqliteStore
+from fuseforks.stores.urls import redact_url
 from tests.helpers import processes
 from tests.stores.raw import REPLAYS
 from tests.stores.server import PASSWORD

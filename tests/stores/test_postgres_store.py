@@ -20,8 +20,9 @@ from fuseforks.events.types import RoundStarted, ToolResultRecorded
 from fuseforks.projections.read_model import READ_MODEL_VERSION
 from fuseforks.stores.open import open_store
 from fuseforks.stores.postgres import PostgresStore
-from fuseforks.stores.postgres_sql import POSTGRES_STORE_VERSION, DatabaseUrl, redact_url
+from fuseforks.stores.postgres_sql import POSTGRES_STORE_VERSION
 from fuseforks.stores.sqlite import SqliteStore
+from fuseforks.stores.urls import DatabaseUrl, redact_url
 from tests.events.samples import SAMPLES
 from tests.helpers import processes
 from tests.stores.raw import REPLAYS, insert_postgres, insert_sqlite, raw_rows
