@@ -12,7 +12,8 @@ from fuseforks.core.errors import FuseforksError
 
 
 def _token(token_file: Path | None) -> str | None:
-    from fuseforks.console.guard import TOKEN_ENV, check_token
+    from fuseforks.console.guard import TOKEN_ENV
+    from fuseforks.edge.serving import check_token
 
     if token_file is not None:
         try:
@@ -54,8 +55,9 @@ def console(source: Location, host: str, port: int, token_file: Path | None) -> 
     its tool images as cards and its log lines; the audit search; the capabilities table. The
     store is opened read-only and nothing is ever written. Until Ctrl-C or SIGTERM."""
     from fuseforks.console.record import Record
-    from fuseforks.console.server import bind, serve
+    from fuseforks.console.server import serve
     from fuseforks.core.hosts import is_loopback_host
+    from fuseforks.edge.serving import bind
 
     token = _token(token_file)
     if token is None and not is_loopback_host(host):

@@ -13,9 +13,10 @@ import click
 
 from fuseforks.cli.options import read_mcp_config
 from fuseforks.cli.sources import STORE, Location, check_file_target, check_store_target
-from fuseforks.core.errors import FuseforksError
+from fuseforks.core.errors import ConfigError, FuseforksError
 from fuseforks.core.hosts import is_loopback_host
 from fuseforks.core.names import LANGUAGES, Language
+from fuseforks.edge.serving import check_token
 from fuseforks.gateway.http import TOKEN_ENV
 from fuseforks.gateway.names import TOOL_NAMINGS, ToolNaming
 from fuseforks.gateway.profiles import CODE_TOKENS_ENV, PROFILE_NAMES, LimitOverrides
@@ -37,6 +38,7 @@ def _address(value: str) -> tuple[str, int]:
 
 
 def _token(token_file: Path | None) -> str | None:
+    """The bearer token from `--token-file` or the environment, as long as the console's."""
     if token_file is not None:
         try:
             token = token_file.read_text(encoding="utf-8").strip()
@@ -45,8 +47,15 @@ def _token(token_file: Path | None) -> str | None:
                                        f"({error.strerror})") from None
         if not token:
             raise click.ClickException(f"{token_file}: the token file is empty")
-        return token
-    return os.environ.get(TOKEN_ENV, "").strip() or None
+        where = str(token_file)
+    else:
+        token, where = os.environ.get(TOKEN_ENV, "").strip(), TOKEN_ENV
+        if not token:
+            return None
+    try:
+        return check_token(token)
+    except ConfigError as error:
+        raise click.ClickException(f"{where}: {error}") from None
 
 
 @click.command(epilog=f"""\b

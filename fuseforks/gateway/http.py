@@ -18,13 +18,11 @@ A client that deletes its HTTP session ends the recorded session (`on_delete`).
 
 from __future__ import annotations
 
-import contextlib
 import hmac
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-import anyio
 import uvicorn
 from mcp.server import Server
 from mcp.server.auth.provider import AccessToken
@@ -35,6 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from fuseforks.core.errors import FuseforksError
 from fuseforks.core.hosts import is_loopback_host
+from fuseforks.edge.serving import Listener
 
 logger = logging.getLogger("fuseforks.gateway")
 PATH = "/mcp"
@@ -107,28 +106,6 @@ class _Deletions:
         await self.app(scope, receive, sending)
         if session_id and status and status[0] < 300:
             await self.on_delete(session_id)
-
-
-class Listener(uvicorn.Server):
-    """uvicorn, without its own signal handling (the gateway's decides when to stop), telling
-    `started` once it listens."""
-
-    def __init__(self, config: uvicorn.Config) -> None:
-        super().__init__(config)
-        self.listening = anyio.Event()
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-    async def startup(self, sockets: Any = None) -> None:
-        await super().startup(sockets)
-        self.listening.set()
-
-    @property
-    def port(self) -> int:
-        """The port it listens on (the one the system chose, for port 0)."""
-        return int(self.servers[0].sockets[0].getsockname()[1])
 
 
 def listener(app: ASGIApp, host: str, port: int) -> Listener:

@@ -17,7 +17,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from fuseforks.console.server import bind
+from fuseforks.edge.serving import bind
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import EVENT_TYPES, RoundStarted
 from fuseforks.stores.sqlite import SqliteStore

@@ -29,7 +29,8 @@ AUDITOR = """
 import os, signal, sys, threading, urllib.error, urllib.request
 from fuseforks.cli import main
 from fuseforks.console.record import Record
-from fuseforks.console.server import bind, serve
+from fuseforks.console.server import serve
+from fuseforks.edge.serving import bind
 
 warm, store, pages = sys.argv[1], sys.argv[2], sys.argv[3:]
 

@@ -128,6 +128,8 @@ async def test_the_right_token_and_a_local_origin_are_let_through(tmp_path: Path
     ("0.0.0.0:8765", {"FUSEFORKS_GATEWAY_TOKEN": TOKEN},
      "listening on every address (0.0.0.0) needs --allow-host with the name and port clients "
      "use to reach the gateway (HOST:PORT)"),
+    ("192.0.2.1:8765", {"FUSEFORKS_GATEWAY_TOKEN": "abc"},  # guessed in no time: as the console
+     "FUSEFORKS_GATEWAY_TOKEN: the token must be at least 16 characters long"),
 ])
 def test_another_address_without_what_it_needs_does_not_start(
         tmp_path: Path, address: str, environ: dict[str, str], message: str) -> None:
