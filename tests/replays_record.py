@@ -7,7 +7,7 @@ server process, with a fixed clock so that re-recording gives stable files. Besi
 the upcasters honest.
 
 `gateway-claude-desktop` is a gateway session: Claude Desktop's profile in front of the screenshot
-server, recorded by the same `Session` and `RelayTools` the gateway runs.
+server, recorded by the same `Session` and `UpstreamTools` the gateway runs.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from fuseforks.engine.session import Session, SessionSpec
 from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import FixedClock
 from fuseforks.gateway.profiles import profile_for
-from fuseforks.gateway.relay import RelayTools
+from fuseforks.gateway.upstream import UpstreamTools
 from fuseforks.mcp import StdioServer
 from fuseforks.mcp.hub import ToolHub
 from fuseforks.projections.log import turn_log
@@ -74,7 +74,7 @@ async def record_session(name: str) -> None:
         store.append(batch)
 
     async with ToolHub([SHOTS]) as hub:
-        tools = RelayTools(hub, "prefixed", profile.limits, profile.result_limits)
+        tools = UpstreamTools(hub, "prefixed", profile.limits, profile.result_limits)
         session = Session(SessionSpec(agent="gateway", client="claude-ai", client_version="0.14.10",
                                       transport="stdio", profile=profile.name,
                                       limits=profile.limits, result_limits=profile.result_limits),

@@ -36,7 +36,7 @@ from fuseforks.events.sequencer import Clock
 from fuseforks.events.types import ServerDown
 from fuseforks.gateway.names import ToolNaming
 from fuseforks.gateway.profiles import NO_OVERRIDES, LimitOverrides, profile_for
-from fuseforks.gateway.relay import RelayTools
+from fuseforks.gateway.upstream import UpstreamTools
 from fuseforks.mcp.catalog import Catalog
 from fuseforks.mcp.hub import ToolHub
 
@@ -63,7 +63,7 @@ class GatewaySettings(msgspec.Struct, frozen=True, kw_only=True):
 class LiveSession:
     """A client's session and the tools it sees; `peer` reaches the client for notifications."""
 
-    def __init__(self, session: Session, tools: RelayTools, peer: ServerSession) -> None:
+    def __init__(self, session: Session, tools: UpstreamTools, peer: ServerSession) -> None:
         self.session = session
         self.tools = tools
         self.peer = peer
@@ -110,8 +110,8 @@ class SessionBook:
         settings = self.settings
         client, version = _client(ctx)
         profile = profile_for(settings.profile, client, settings.overrides)
-        tools = RelayTools(self.hub, self.catalog, settings.naming, profile.limits,
-                           profile.result_limits)
+        tools = UpstreamTools(self.hub, self.catalog, settings.naming, profile.limits,
+                              profile.result_limits)
         spec = SessionSpec(agent=settings.agent, client=client, client_version=version,
                            transport=settings.transport, profile=profile.name,
                            limits=profile.limits, result_limits=profile.result_limits,

@@ -27,7 +27,7 @@ from fuseforks.ports.tools import ToolOutput
 _json = msgspec.json.Encoder()
 
 
-class RelayTools:
+class UpstreamTools:
     """The hub's tools, resources and prompts, as one client session sees them (names, limits,
     language)."""
 
