@@ -54,8 +54,8 @@ def console(source: Location, host: str, port: int, token_file: Path | None) -> 
     PostgreSQL URL; or a JSON Lines stream), newest first and live; each turn as a timeline with
     its tool images as cards and its log lines; the audit search; the capabilities table. The
     store is opened read-only and nothing is ever written. Until Ctrl-C or SIGTERM."""
-    from fuseforks.console.record import Record
     from fuseforks.console.server import serve
+    from fuseforks.console.source import RecordSource
     from fuseforks.core.hosts import is_loopback_host
     from fuseforks.edge.serving import bind
 
@@ -65,7 +65,7 @@ def console(source: Location, host: str, port: int, token_file: Path | None) -> 
             f"serving on {host} lets other machines read the record: set FUSEFORKS_CONSOLE_TOKEN "
             "or give --token-file FILE (or serve on 127.0.0.1)")
     try:
-        record = Record(source)
+        record = RecordSource(source)
     except FuseforksError as error:
         raise click.ClickException(str(error)) from None
     except OSError as error:

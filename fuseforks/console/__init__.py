@@ -7,7 +7,7 @@ Everything it shows comes from the projections the commands use, so a page and a
 disagree; everything it serves is in this package (templates and one stylesheet and script), so
 it works without the internet and without a build step.
 
-`record.py` is the one place that reads a store or a stream, `listing.py` the turns page,
+`source.py` is the one place that reads a store or a stream, `listing.py` the turns page,
 `turn_page.py` the page of one turn, `app.py` the pages, `guard.py` who may see them, and
 `server.py` the socket and the stop.
 """

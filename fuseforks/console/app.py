@@ -24,7 +24,7 @@ from starlette.staticfiles import StaticFiles
 
 from fuseforks.console.guard import Guard
 from fuseforks.console.listing import TurnFilter, page
-from fuseforks.console.record import Reader, Record
+from fuseforks.console.source import RecordSource
 from fuseforks.console.turn_page import turn_page
 from fuseforks.core.errors import FuseforksError
 from fuseforks.core.names import SESSION_END_CAUSES, STOP_REASONS, WIRE_NAMES
@@ -32,6 +32,7 @@ from fuseforks.core.texts import format_size
 from fuseforks.projections.audit import AuditFilter, AuditRows, digest_prefix, moment_key
 from fuseforks.projections.capabilities import capabilities
 from fuseforks.projections.words import call_end, images_shown
+from fuseforks.stores.store import Record
 
 HERE = Path(__file__).parent
 AUDIT_SHOWN = 500
@@ -66,7 +67,7 @@ def _templates() -> jinja2.Environment:
 class Console:
     """The pages over one record."""
 
-    def __init__(self, record: Record, *, now: Callable[[], datetime] | None = None) -> None:
+    def __init__(self, record: RecordSource, *, now: Callable[[], datetime] | None = None) -> None:
         self.record = record
         self.templates = _templates()
         for name in self.templates.list_templates():  # compiled now, not on a first visit
@@ -88,7 +89,7 @@ class Console:
     async def turns(self, request: Request) -> Response:
         args = dict(request.query_params)
 
-        def build(reader: Reader) -> dict[str, Any]:
+        def build(reader: Record) -> dict[str, Any]:
             where = TurnFilter(
                 wire=_choice(args, "wire", _LISTED_WIRES), model=args.get("model") or None,
                 stop=_choice(args, "stop", _STOPS),
@@ -102,7 +103,7 @@ class Console:
     async def turn(self, request: Request) -> Response:
         given = request.path_params["turn_id"]
 
-        def build(reader: Reader) -> dict[str, Any] | str:
+        def build(reader: Record) -> dict[str, Any] | str:
             envelopes = reader.read(given)
             if not envelopes:
                 matches = [i.turn_id for i in self.record.turns(reader)
@@ -119,7 +120,7 @@ class Console:
     async def audit(self, request: Request) -> Response:
         args = dict(request.query_params)
 
-        def build(reader: Reader) -> dict[str, Any]:
+        def build(reader: Record) -> dict[str, Any]:
             given = args.get("digest", "").strip()
             prefix = _parsed(digest_prefix, given) if given else None
             where = AuditFilter(wire=_choice(args, "provider", WIRE_NAMES),
@@ -139,7 +140,7 @@ class Console:
         return await self._page("audit.html", build, args=args)
 
     async def capabilities(self, request: Request) -> Response:
-        def build(reader: Reader) -> dict[str, Any]:
+        def build(reader: Record) -> dict[str, Any]:
             return {"rows": capabilities(reader.of_kinds(["PlacementLearned"]))}
 
         return await self._page("capabilities.html", build)
@@ -147,7 +148,7 @@ class Console:
     # --- rendering ------------------------------------------------------------------------------
 
     async def _page(self, template: str,
-                    build: Callable[[Reader], dict[str, Any] | str],
+                    build: Callable[[Record], dict[str, Any] | str],
                     args: dict[str, str] | None = None) -> Response:
         def render() -> Response:
             try:

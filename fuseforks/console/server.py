@@ -17,7 +17,7 @@ import anyio
 import uvicorn
 
 from fuseforks.console.app import Console
-from fuseforks.console.record import Record
+from fuseforks.console.source import RecordSource
 from fuseforks.core.hosts import is_loopback_host
 from fuseforks.edge.serving import Listener, address
 
@@ -30,7 +30,7 @@ class NeedsToken(ValueError):
     """Serving on an address other hosts can reach, without a token."""
 
 
-def serve(record: Record, sock: socket.socket, *, token: str | None,
+def serve(record: RecordSource, sock: socket.socket, *, token: str | None,
           announce: Callable[[str], None]) -> None:
     """Serve the console on `sock` until SIGINT or SIGTERM. `token`: required on every request;
     without one the socket must be bound to a loopback address."""

@@ -33,13 +33,13 @@ BACK_EDGES = [
     ("live/model.py", "from fuseforks.demo.offline import run"),
     ("demo/offline.py", "from fuseforks.cli import main"),
     ("console/app.py", "from fuseforks.cli.sources import open_source"),
-    ("workers/worker.py", "from fuseforks.console.record import Record"),
+    ("workers/worker.py", "from fuseforks.console.source import RecordSource"),
     ("stores/sqlite.py", "from fuseforks.console.listing import TurnIndex"),
 ]
 LAYERS = "Layers read top-down"
 
 ADAPTER_IMPORTS = [
-    ("console/record.py", "from fuseforks.stores.stream import StreamRecord"),
+    ("console/source.py", "from fuseforks.stores.stream import StreamRecord"),
     ("cli/options.py", "from fuseforks.stores.postgres_sql import EVENTS"),
     ("workers/worker.py", "from fuseforks.stores.postgres import PostgresStore"),
     ("agent/agent.py", "from fuseforks.stores.sqlite import SqliteStore"),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fuseforks.console.listing import TurnFilter, page
-from fuseforks.console.record import Record
+from fuseforks.console.source import RecordSource
 from fuseforks.events.codec import Envelope
 from fuseforks.projections.audit import AuditFilter
 from fuseforks.stores.jsonl import group_turns
@@ -80,7 +80,7 @@ def test_a_stores_turn_list_is_read_again_when_its_files_change(tmp_path: Path) 
     path = tmp_path / "store.db"
     with SqliteStore(path) as store:
         store.append(camera_turn("t1", [digest(1)]))
-    record = Record(path)
+    record = RecordSource(path)
     calls = []
 
     class Listing:
@@ -109,7 +109,7 @@ def test_a_stores_turn_list_is_read_again_when_its_files_change(tmp_path: Path) 
 
 def test_a_stream_is_read_again_when_the_file_changes(tmp_path: Path) -> None:
     stream = write_jsonl(tmp_path / "turns.jsonl", camera_turn("t1", [digest(1)]))
-    record = Record(stream)
+    record = RecordSource(stream)
     with record.reading() as reader:
         assert [t.turn_id for t in record.turns(reader)] == ["t1"]
         assert reader.digests(digest(1)[:6]) == [digest(1)]

@@ -28,8 +28,8 @@ PAGES = ["/", "/turns/turn-", "/audit?digest=0520", "/audit?model=grok-4.7", "/c
 AUDITOR = """
 import os, signal, sys, threading, urllib.error, urllib.request
 from fuseforks.cli import main
-from fuseforks.console.record import Record
 from fuseforks.console.server import serve
+from fuseforks.console.source import RecordSource
 from fuseforks.edge.serving import bind
 
 warm, store, pages = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -46,7 +46,7 @@ def visit(line):
     threading.Thread(target=run).start()
 
 with bind("127.0.0.1", 0) as sock:
-    serve(Record(__import__("pathlib").Path(warm)), sock, token=None, announce=visit)
+    serve(RecordSource(__import__("pathlib").Path(warm)), sock, token=None, announce=visit)
 os.setgid(NOBODY)
 os.setuid(NOBODY)
 try:

@@ -1,6 +1,6 @@
 """Where the console reads: the one place it touches a store or a stream.
 
-Every page reads through a `Reader` — the public reading methods of a store (`turns`, `read`,
+`RecordSource` hands every page a store's `Record` — its public reading methods (`turns`, `read`,
 `of_kinds`, `audit`, `digests`) — so a page never knows what holds the record:
 
 - an SQLite file is opened read-only anew for every page. A read-only SQLite reader that found
@@ -24,8 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from fuseforks.stores.open import is_sqlite_file, open_record, open_store
-from fuseforks.stores.store import Record as Reader
-from fuseforks.stores.store import TurnInfo
+from fuseforks.stores.store import Record, TurnInfo
 from fuseforks.stores.urls import DatabaseUrl
 
 Location = Path | DatabaseUrl
@@ -34,16 +33,17 @@ Stamp = tuple[int, ...]
 audit, digests."""
 
 
-class Record:
-    """The record the console shows, opened read-only. Opening it reads it once, so a source
-    that is missing, someone else's, damaged or from a newer fuseforks fails here, before the
-    console serves anything (a `FuseforksError` or an `OSError`, each naming the source)."""
+class RecordSource:
+    """Where the record the console shows is read from, opened read-only: a `Record` for each
+    page. Opening it reads the record once, so a source that is missing, someone else's, damaged
+    or from a newer fuseforks fails here, before the console serves anything (a `FuseforksError`
+    or an `OSError`, each naming the source)."""
 
     def __init__(self, location: Location) -> None:
         self.location = location
         self._lock = threading.Lock()
-        self._database: Reader | None = None
-        self._stream: tuple[Stamp, Reader] | None = None
+        self._database: Record | None = None
+        self._stream: tuple[Stamp, Record] | None = None
         self._listed: tuple[Stamp, list[TurnInfo]] | None = None
         if isinstance(location, DatabaseUrl):
             self._database = open_store(location, read_only=True)
@@ -56,7 +56,7 @@ class Record:
             self.turns(reader)
 
     @contextmanager
-    def reading(self) -> Iterator[Reader]:
+    def reading(self) -> Iterator[Record]:
         """A reader for one page."""
         if self._database is not None:
             yield self._database
@@ -66,7 +66,7 @@ class Record:
         else:
             yield self._stream_reader()
 
-    def turns(self, reader: Reader) -> list[TurnInfo]:
+    def turns(self, reader: Record) -> list[TurnInfo]:
         """`reader.turns()`, or the list read last time when the files have not changed since."""
         stamp = self._stamp()
         with self._lock:
@@ -95,7 +95,7 @@ class Record:
                 stamp += [status.st_ino, status.st_size, status.st_mtime_ns]
         return tuple(stamp)
 
-    def _stream_reader(self) -> Reader:
+    def _stream_reader(self) -> Record:
         assert isinstance(self.location, Path)
         stamp = self._stamp()
         assert stamp is not None
