@@ -85,7 +85,7 @@ from fuseforks.events.types import (
 from fuseforks.images.vault import ImageVault
 from fuseforks.ports.model import ModelPort, OnText, text_listener
 from fuseforks.ports.tools import ToolOutput, ToolPort, fault_output
-from fuseforks.projections.messages import chat_request, deliveries
+from fuseforks.projections.messages import carried_images, chat_request
 from fuseforks.projections.turn_state import ToolEntry, TurnState, plan_cap
 
 SIGNATURE_PIECE = 76
@@ -309,7 +309,7 @@ class Turn:
         would not help. A refusal of a parameter, the model or the request's shape is an ordinary
         error: the images are not blamed."""
         summary = purpose == "summary"
-        carried = deliveries(self.state)
+        carried = carried_images(self.state)
         try:
             return await self._send(purpose, summary)
         except WireRejected as error:
@@ -337,7 +337,7 @@ class Turn:
 
     async def _strip_and_resend(self, summary: bool) -> ChatResponse | _Failed:
         rec = self.recorder
-        carried = deliveries(self.state)
+        carried = carried_images(self.state)
         rec.emit(ImagesStripped(
             round=self.state.round, model=self.model.model, removed=len(carried),
             digests=[d.digest for d in carried],
@@ -393,7 +393,7 @@ class Turn:
         self.recorder.emit(RequestSent(
             round=self.state.round, purpose=purpose, wire=self.model.wire, model=self.model.model,
             endpoint_host=self._endpoint_host, message_count=len(request.messages),
-            images=deliveries(self.state), summary=summary,
+            images=carried_images(self.state), summary=summary,
         ))
         return request
 

@@ -106,7 +106,7 @@ def chat_request(state: TurnState, *, summary: bool = False) -> ChatRequest:
     )
 
 
-def deliveries(state: TurnState) -> list[ImageDelivery]:
+def carried_images(state: TurnState) -> list[ImageDelivery]:
     """Every tool image the next request carries, and where the turn's wire puts it."""
     placement = state.placement
     return [

@@ -1,4 +1,4 @@
-"""`chat_messages`, `chat_request` and `deliveries`: what the next request holds, from folded events."""
+"""`chat_messages`, `chat_request` and `carried_images`: what the next request holds, from folded events."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from fuseforks.events.types import (
     TurnStarted,
 )
 from fuseforks.projections import fold
-from fuseforks.projections.messages import chat_messages, chat_request, deliveries
+from fuseforks.projections.messages import carried_images, chat_messages, chat_request
 from fuseforks.projections.turn_state import TurnState, evolve_turn
 
 D1 = hashlib.sha256(b"frame one").hexdigest()
@@ -192,20 +192,20 @@ def test_without_a_system_prompt_the_summary_instruction_stands_alone() -> None:
     assert chat_request(state, summary=True).system == INSTRUCTION
 
 
-def test_deliveries_use_the_recorded_placement_not_the_wire() -> None:
+def test_carried_images_use_the_recorded_placement_not_the_wire() -> None:
     alternate = state_of(*ROUND, first=start(placement="alternate", wire="anthropic"))
-    assert deliveries(alternate) == [
+    assert carried_images(alternate) == [
         ImageDelivery(digest=D1, call_id="c1", placement="alternate"),
         ImageDelivery(digest=D2, call_id="c1", placement="alternate"),
     ]
     native = state_of(*ROUND, first=start(placement="native", wire="openai-compat"))
-    assert deliveries(native) == [
+    assert carried_images(native) == [
         ImageDelivery(digest=D1, call_id="c1", placement="native"),
         ImageDelivery(digest=D2, call_id="c1", placement="native"),
     ]
 
 
-def test_deliveries_follow_the_cap_and_the_strip() -> None:
-    assert deliveries(state_of(*ROUND, CAP_ONE)) == [
+def test_carried_images_follow_the_cap_and_the_strip() -> None:
+    assert carried_images(state_of(*ROUND, CAP_ONE)) == [
         ImageDelivery(digest=D1, call_id="c1", placement="alternate")]
-    assert deliveries(state_of(*ROUND, STRIP)) == []
+    assert carried_images(state_of(*ROUND, STRIP)) == []
