@@ -24,7 +24,7 @@ DECODE_MAX_PIXELS = 50_000_000
 """The decode budget: an image whose decoder would produce more pixels than this is `too_large`,
 refused from its header before any pixel is decoded. Pillow holds 4 bytes per pixel for RGB and
 RGBA alike, so 50 MP is 200 MB per full-size buffer, and the re-encode keeps at most two alive at
-once (`fuseforks.images.encode`). Measured peak RSS of one normalization at the budget, 7,071 x
+once (`fuseforks.images.reencode`). Measured peak RSS of one normalization at the budget, 7,071 x
 7,071 px, interpreter included: 406 MB for an RGBA or LA PNG, 416 MB for a palette PNG with
 transparency, 310 MB for a 16-bit grey PNG, 227 MB for an RGB PNG (`benchmarks/bench_images.py`
 prints the worst one). Without a budget the legal worst case, a 16,384 x 16,384 PNG, took 2.1 GB

@@ -14,9 +14,9 @@ The decision, cheapest checks first, so hostile input is rejected before it cost
    the decode budget (50 MP; 25 MP for WebP and AVIF; a JPEG counts at its reduced decoding
    scale) -> `too_large` without decoding;
 5. JPEG or still WebP within 1568 px and 2 MiB, a small plain PNG, whole -> the same bytes
-   (`pass_through`, `fuseforks.images.encoding.passes_through`);
+   (`pass_through`, `fuseforks.images.encoding_choice.passes_through`);
 6. otherwise decode and re-encode (`re_encoded`): lossless WebP for a graphic, JPEG q85 for a
-   photo (`fuseforks.images.encoding.encode_for_model`), `too_large` if still over 2 MiB.
+   photo (`fuseforks.images.encoding_choice.encode_for_model`), `too_large` if still over 2 MiB.
 
 The numbers of steps 5 and 6 and the four images per result are an `ImageLimits`: the engine's,
 or a gateway client's. Every function here requires them, so the engine's own can never apply
@@ -44,10 +44,10 @@ from fuseforks.core.media import (
 )
 from fuseforks.core.names import DropReason
 from fuseforks.core.signatures import sniff_format
-from fuseforks.images.encode import DeclaredTooLarge, over_decode_budget, reencode
-from fuseforks.images.encoding import passes_through
+from fuseforks.images.encoding_choice import passes_through
 from fuseforks.images.formats import CARRIED_FORMATS, HEADER_WALKED
 from fuseforks.images.probe import Header, ProbeError, ico_entry_sizes, probe, truncation
+from fuseforks.images.reencode import DeclaredTooLarge, over_decode_budget, reencode
 from fuseforks.images.types import DroppedImage, NormalizedImage, ResultImages
 
 __all__ = ["CARRIED_FORMATS", "normalize_image", "normalize_result_images",

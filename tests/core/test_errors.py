@@ -18,7 +18,7 @@ PACKAGE = Path(fuseforks.__file__).resolve().parent
 
 INTERNAL = {
     "images/probe.py": {"ProbeError"},  # a bad header: normalization drops the image for it
-    "images/encode.py": {"DeclaredTooLarge"},  # over the decode budget: dropped as too_large
+    "images/reencode.py": {"DeclaredTooLarge"},  # over the decode budget: dropped as too_large
     "mcp/sse.py": {"SseEndpointError"},  # the SSE transport's own: a server's fault reason
     "simulator/shapes.py": {"Invalid"},  # the simulator's check of a request: its 400 body
     "engine/replay.py": {"ReplayExhausted"},  # a WireError the re-driven engine meets

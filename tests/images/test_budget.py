@@ -14,8 +14,8 @@ import pytest
 from PIL import Image, ImageFile
 
 from fuseforks.core.media import DECODE_MAX_PIXELS, WEBP_DECODE_MAX_PIXELS
-from fuseforks.images.encode import decoded_size, target_size
 from fuseforks.images.normalize import normalize_image
+from fuseforks.images.reencode import decoded_size, target_size
 from fuseforks.images.types import DroppedImage, NormalizedImage
 from tests.helpers import imagegen as gen
 

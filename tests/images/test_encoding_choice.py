@@ -14,7 +14,7 @@ from PIL import Image
 
 from fuseforks.core.media import MAX_BYTES
 from fuseforks.events.privacy import media_spans
-from fuseforks.images.encoding import GRAPHIC_MAX_COLOURS, PNG_PASS_THROUGH_MAX_BYTES
+from fuseforks.images.encoding_choice import GRAPHIC_MAX_COLOURS, PNG_PASS_THROUGH_MAX_BYTES
 from fuseforks.images.normalize import normalize_image
 from fuseforks.images.types import DroppedImage, NormalizedImage
 from tests.helpers import imagegen as gen

@@ -1,5 +1,6 @@
 """The re-encode path: decode, shrink the long edge to 1568, flatten on white, then encode as
-`fuseforks.images.encoding` decides (lossless WebP for a graphic, JPEG quality 85 for a photo).
+`fuseforks.images.encoding_choice` decides (lossless WebP for a graphic, JPEG quality 85 for a
+photo).
 
 The first frame of an animation (GIF, APNG, WebP, AVIF), the first page of a TIFF and the largest
 image of an ICO are what is decoded; how many frames or pages there were is returned, so the
@@ -31,7 +32,7 @@ from fuseforks.core.media import (
     SHRINK_STEPS,
     ImageLimits,
 )
-from fuseforks.images.encoding import Encoded, encode_for_model, jpeg_bytes
+from fuseforks.images.encoding_choice import Encoded, encode_for_model, jpeg_bytes
 from fuseforks.images.formats import decode_budget
 from fuseforks.images.probe import damaged_ancillary_png_chunks
 

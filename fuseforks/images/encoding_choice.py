@@ -1,6 +1,6 @@
 """What a tool image is sent as: its own bytes, lossless WebP, or JPEG — decided by its content.
 
-Two decisions, kept apart from the decoding and resizing (`fuseforks.images.encode`) so each can
+Two decisions, kept apart from the decoding and resizing (`fuseforks.images.reencode`) so each can
 be read and changed alone:
 
 - `passes_through`: a JPEG, a still WebP or a small plain PNG that is whole and within the limits
