@@ -29,10 +29,10 @@ from fuseforks.events.types import (
     TurnEnded,
     TurnStarted,
 )
-from fuseforks.stores.jsonl import import_stream
 from fuseforks.stores.sqlite import SqliteStore
 from tests.cli.crafted import REPLAYS, digest
 from tests.console.servers import serving
+from tests.helpers.streams import import_stream
 
 PICTURES = [digest(1), digest(2), digest(3)]
 

@@ -18,7 +18,7 @@ import msgspec
 from fuseforks.core.errors import ConcurrencyError, FuseforksError, StreamFormatError
 from fuseforks.events.codec import Envelope, TurnContexts, decode_envelope, encode_envelope
 from fuseforks.events.privacy import PixelLeakError
-from fuseforks.stores.store import Record, TurnLog
+from fuseforks.stores.store import TurnLog
 
 
 def write_stream(envelopes: Iterable[Envelope], out: IO[bytes]) -> int:
@@ -64,14 +64,6 @@ def read_stream(path: str | Path, on_cut: OnCut | None = None) -> list[Envelope]
             what = "truncated last line" if last else "unreadable line"
             raise StreamFormatError(f"{path}:{number}: {what}: {error}") from error
     return envelopes
-
-
-def export_turn(store: Record, turn_id: str, path: str | Path) -> int:
-    envelopes = store.read(turn_id)
-    if not envelopes:
-        raise FuseforksError(f"no turn {turn_id!r} in the store")
-    with open(path, "wb") as out:
-        return write_stream(envelopes, out)
 
 
 ImportOutcome = Literal["imported", "skipped", "refused"]
@@ -177,8 +169,3 @@ def import_turns(store: TurnLog, envelopes: Iterable[Envelope]) -> Iterator[Turn
     soon as it is settled: a refused turn does not stop the others."""
     for turn in group_turns(envelopes).values():
         yield import_turn(store, turn)
-
-
-def import_stream(store: TurnLog, path: str | Path) -> list[TurnImport]:
-    """Import every turn of the stream at `path` (read whole before anything is written)."""
-    return list(import_turns(store, read_stream(path)))

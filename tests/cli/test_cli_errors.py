@@ -17,10 +17,10 @@ import pytest
 from click.testing import CliRunner
 
 from fuseforks.cli import COMMANDS, main
-from fuseforks.stores.jsonl import import_stream
 from fuseforks.stores.sqlite import SQLITE_STORE_VERSION, SqliteStore
 from tests.cli.crafted import REPLAYS, foreign_database, newer_store
 from tests.helpers import processes
+from tests.helpers.streams import import_stream
 
 NOTES = b"these are my notes, not a database\n"
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from fuseforks.stores.jsonl import import_stream
 from fuseforks.stores.sqlite import SqliteStore
 from tests.helpers.mounts import fuseforks_on_read_only, run_on_read_only
+from tests.helpers.streams import import_stream
 
 REPLAYS = Path(__file__).resolve().parents[2] / "replays"
 

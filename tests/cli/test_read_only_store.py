@@ -22,10 +22,10 @@ import pytest
 from click.testing import CliRunner
 
 from fuseforks.cli import main
-from fuseforks.stores.jsonl import import_stream
 from fuseforks.stores.sqlite import SQLITE_STORE_VERSION, SqliteStore
 from tests.cli.crafted import REPLAYS, camera_turn, digest
 from tests.helpers import processes
+from tests.helpers.streams import import_stream
 from tests.stores.older import as_layout
 
 NOBODY = 65534

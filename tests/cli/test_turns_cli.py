@@ -13,9 +13,9 @@ from fuseforks.cli import main
 from fuseforks.events.codec import Envelope
 from fuseforks.events.sequencer import FixedClock, Sequencer
 from fuseforks.events.types import TurnTakenOver
-from fuseforks.stores.jsonl import import_stream
 from fuseforks.stores.sqlite import SqliteStore
 from tests.cli.crafted import REPLAYS, camera_turn, digest, make_store, write_jsonl
+from tests.helpers.streams import import_stream
 
 
 def invoke(*args: str) -> tuple[int, list[str], list[str]]:

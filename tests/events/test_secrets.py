@@ -25,8 +25,8 @@ from fuseforks.events.types import (
     TurnStarted,
 )
 from fuseforks.simulator import Fault, Script, run_simulator
-from fuseforks.stores.jsonl import export_turn
 from fuseforks.stores.sqlite import SqliteStore
+from tests.helpers.streams import export_turn
 from tests.traces.support import InMemory
 
 KEY = "sk-ant-api03-Zt8fQ2xV9mKpL4wR7yN1bH6cJ3dS5gT0"

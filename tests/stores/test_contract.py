@@ -25,9 +25,7 @@ from fuseforks.events.types import ResultSent, RoundStarted, TurnEnded, TurnStar
 from fuseforks.projections.audit import AuditFilter, audit_rows, select
 from fuseforks.stores.jsonl import (
     TurnImport,
-    export_turn,
     group_turns,
-    import_stream,
     read_stream,
     write_stream,
 )
@@ -46,6 +44,7 @@ from fuseforks.stores.store import (
 from fuseforks.stores.stream import StreamRecord
 from tests.cli.crafted import camera_turn, digest
 from tests.events.samples import SAMPLES
+from tests.helpers.streams import export_turn, import_stream
 from tests.stores.conftest import ORDERED, RECORDS, target
 from tests.stores.raw import REPLAYS, insert_postgres, insert_sqlite, raw_rows
 

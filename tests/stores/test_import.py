@@ -10,9 +10,10 @@ import pytest
 
 from fuseforks.events.codec import Envelope
 from fuseforks.events.types import RoundStarted, TurnEnded
-from fuseforks.stores.jsonl import TurnImport, import_stream, import_turns
+from fuseforks.stores.jsonl import TurnImport, import_turns
 from fuseforks.stores.store import EventStore
 from tests.cli.crafted import camera_turn, digest, write_jsonl
+from tests.helpers.streams import import_stream
 
 
 @pytest.fixture

@@ -15,10 +15,10 @@ import pytest
 
 from fuseforks.projections import read_model
 from fuseforks.projections.audit import AuditFilter, audit_rows, select
-from fuseforks.stores.jsonl import import_stream
 from fuseforks.stores.postgres import PostgresStore
 from fuseforks.stores.sqlite import SqliteStore
 from tests.cli.crafted import camera_turn, digest
+from tests.helpers.streams import import_stream
 from tests.stores.parity import assert_rows_are_the_folds, in_sqlite
 from tests.stores.raw import REPLAYS, insert_postgres, insert_sqlite, raw_rows
 from tests.stores.test_audit import TIMES
