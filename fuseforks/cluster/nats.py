@@ -29,12 +29,6 @@ def nats_binary() -> str:
     return found
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def port_taken(port: int) -> bool:
     """Whether something listens on 127.0.0.1:`port`. The probe binds as nats-server does, with
     the address reusable: connections of a server stopped a moment ago (TIME-WAIT, for a minute)

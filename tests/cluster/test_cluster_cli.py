@@ -21,11 +21,12 @@ import pytest
 
 from fuseforks.cluster import postgres as embedded
 from fuseforks.cluster.local import SIMULATOR_KEY, worker_environment
-from fuseforks.cluster.nats import NatsProcess, free_port, port_taken
+from fuseforks.cluster.nats import NatsProcess, port_taken
 from fuseforks.core.errors import FuseforksError
 from fuseforks.wires.registry import WIRES, get_wire, resolve_endpoint
 from tests.durability.test_no_orphans import alive, descendants
 from tests.helpers import processes
+from tests.helpers.ports import free_port
 
 END = "Ctrl-C stops everything (the data folder keeps the turns)."
 

@@ -56,7 +56,8 @@ class OAuthServer:
 @contextmanager
 def oauth_server(*options: str) -> Iterator[OAuthServer]:
     """`oauth_server.py` with `options` (`--json`, `--open`, `--token-seconds S`)."""
-    from tests.mcp.conftest import free_port, wait_listening
+    from tests.helpers.ports import free_port
+    from tests.mcp.conftest import wait_listening
 
     as_port, rs_port = free_port(), free_port()
     process = processes.spawn(

@@ -22,6 +22,7 @@ import pytest
 
 from fuseforks.mcp import HttpServer, StdioServer, ToolHub
 from tests.helpers import processes
+from tests.helpers.ports import free_port
 
 SERVERS = Path(__file__).parent / "servers"
 REPO = Path(__file__).resolve().parents[2]
@@ -37,12 +38,6 @@ def camera_stdio(name: str = "cam") -> StdioServer:
     return StdioServer(
         name=name, command=PYTHON, args=["-m", "fuseforks.demo.camera"], cwd=str(REPO)
     )
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @contextmanager

@@ -173,7 +173,7 @@ def test_a_start_timeout_must_be_positive() -> None:
 
 
 def test_call_to_a_url_that_cannot_be_reached_says_so() -> None:
-    from tests.mcp.conftest import free_port
+    from tests.helpers.ports import free_port
 
     port = free_port()  # nothing listens there
     url = f"http://127.0.0.1:{port}/mcp"

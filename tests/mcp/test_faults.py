@@ -15,7 +15,8 @@ from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 
 from fuseforks.mcp import HttpServer, StdioServer, ToolHub
 from fuseforks.ports.tools import ToolOutput
-from tests.mcp.conftest import PYTHON, SERVERS, camera_stdio, free_port, stdio
+from tests.helpers.ports import free_port
+from tests.mcp.conftest import PYTHON, SERVERS, camera_stdio, stdio
 
 MISSING = "/nonexistent/fuseforks-no-such-server"
 

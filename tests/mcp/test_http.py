@@ -20,7 +20,8 @@ from mcp.client.streamable_http import DEFAULT_MAX_SSE_EVENT_SIZE
 
 from fuseforks.mcp import HttpServer, ToolHub
 from fuseforks.ports.tools import ToolOutput
-from tests.mcp.conftest import SERVERS, free_port, http, http_server, sse
+from tests.helpers.ports import free_port
+from tests.mcp.conftest import SERVERS, http, http_server, sse
 from tests.mcp.servers import pictures
 
 

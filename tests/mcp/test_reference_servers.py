@@ -17,7 +17,8 @@ from PIL import Image
 
 from fuseforks.mcp import HttpServer, StdioServer, ToolHub
 from tests.helpers import processes
-from tests.mcp.conftest import free_port, hosted_hub, wait_listening
+from tests.helpers.ports import free_port
+from tests.mcp.conftest import hosted_hub, wait_listening
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -132,8 +132,8 @@ def fresh_database() -> Iterator[str]:
 def _start_embedded() -> Server:
     """The product's own `EmbeddedPostgres` (what `fuseforks cluster` runs), over TCP with a
     password, in a scratch folder, started from the thread that lives as long as this process."""
-    from fuseforks.cluster.nats import free_port
     from fuseforks.cluster.postgres import EmbeddedPostgres
+    from tests.helpers.ports import free_port
 
     root = scratch_folder("ffpg")
     root.chmod(0o755)  # the server's user must be able to enter it

@@ -19,15 +19,10 @@ import sys
 import time
 from pathlib import Path
 
+from tests.helpers.ports import free_port
 from tests.helpers.processes import scratch_folder, spawn
 
 ENV = "FUSEFORKS_TEST_NATS"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def binary() -> str:
@@ -37,7 +32,7 @@ def binary() -> str:
 
 class NatsServer:
     def __init__(self) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.root = scratch_folder("ffnats")
         self.url = f"nats://127.0.0.1:{self.port}"
         self._process: subprocess.Popen[bytes] | None = None
