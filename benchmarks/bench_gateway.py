@@ -44,6 +44,7 @@ from fuseforks.gateway import upstream as gateway_upstream
 from fuseforks.gateway.profiles import profile_for
 from fuseforks.gateway.upstream import UpstreamTools
 from fuseforks.mcp import StdioServer, ToolHub
+from fuseforks.mcp.catalog import Catalog
 from fuseforks.stores.sqlite import SqliteStore
 from tests.gateway.conftest import REPO, camera, shots, write_config
 
@@ -131,12 +132,13 @@ async def own_work(folder: Path, server: StdioServer, tool: str,
                        limits=profile.limits, result_limits=profile.result_limits)
     store = SqliteStore(folder / f"own-{tool}.db")
     upstream, pipeline = Stopwatch(), Stopwatch()
-    real = gateway_upstream.render_tool_output_async
+    real = gateway_upstream.plan_for_client
     try:
         async with ToolHub([server]) as hub, Bus([], required=[StoreWriter(store)]) as bus:
             timed: Any = TimedHub(hub, upstream)
-            session = Session(spec, UpstreamTools(timed, "prefixed", profile.limits,
-                                                  profile.result_limits), publish=bus.publish)
+            session = Session(spec, UpstreamTools(timed, Catalog(hub), "prefixed",
+                                                  profile.limits, profile.result_limits),
+                              publish=bus.publish)
             await session.start()
             name = f"{server.name}__{tool}"
             numbers = iter(range(10**9))
@@ -148,10 +150,10 @@ async def own_work(folder: Path, server: StdioServer, tool: str,
                 await session.call(f"c{next(numbers)}", name, {})
                 whole.append(time.perf_counter() - start)
 
-            gateway_upstream.render_tool_output_async = pipeline.wrap(real)  # type: ignore[assignment]
+            gateway_upstream.plan_for_client = pipeline.wrap(real)  # type: ignore[assignment]
             alone, _ = await medians(CALLS, lambda: hub.call_result(name, {}), through)
     finally:
-        gateway_upstream.render_tool_output_async = real
+        gateway_upstream.plan_for_client = real
         store.close()
     rest = [w - u - p for w, u, p in zip(whole, upstream.spent, pipeline.spent, strict=True)]
     return (alone, statistics.median(whole), statistics.median(pipeline.spent),

@@ -13,6 +13,7 @@ server, recorded by the same `Session` and `UpstreamTools` the gateway runs.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
@@ -27,6 +28,7 @@ from fuseforks.events.sequencer import FixedClock
 from fuseforks.gateway.profiles import profile_for
 from fuseforks.gateway.upstream import UpstreamTools
 from fuseforks.mcp import StdioServer
+from fuseforks.mcp.catalog import Catalog
 from fuseforks.mcp.hub import ToolHub
 from fuseforks.projections.log import turn_log
 from fuseforks.simulator import Script, run_simulator
@@ -70,11 +72,12 @@ async def record_session(name: str) -> None:
     profile = profile_for("claude-desktop", "claude-ai", environ={})
     store = MemoryStore()
 
-    async def publish(batch: list[Envelope]) -> None:
+    async def publish(batch: Sequence[Envelope]) -> None:
         store.append(batch)
 
     async with ToolHub([SHOTS]) as hub:
-        tools = UpstreamTools(hub, "prefixed", profile.limits, profile.result_limits)
+        tools = UpstreamTools(hub, Catalog(hub), "prefixed", profile.limits,
+                              profile.result_limits)
         session = Session(SessionSpec(agent="gateway", client="claude-ai", client_version="0.14.10",
                                       transport="stdio", profile=profile.name,
                                       limits=profile.limits, result_limits=profile.result_limits),
