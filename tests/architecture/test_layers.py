@@ -67,31 +67,31 @@ def test_the_package_keeps_the_contract(tmp_path: Path) -> None:
     assert "Contracts: 2 kept, 0 broken." in result.stdout
 
 
+def broken_by(tmp_path: Path, module: str, addition: str) -> tuple[str, str]:
+    """The verdicts on the layers and on the stores, once `addition` ends `module`'s code in a
+    copy of the package: exactly one contract must break."""
+    tree = copy_tree(tmp_path)
+    path = tree / "fuseforks" / module
+    path.write_text(path.read_text() + addition)
+    result = lint(tree)
+    assert result.returncode == 1, result.stdout
+    assert "Contracts: 1 kept, 1 broken." in result.stdout
+    return verdict(result.stdout, LAYERS), verdict(result.stdout, STORES)
+
+
 @pytest.mark.parametrize(("module", "line"), BACK_EDGES, ids=[m for m, _ in BACK_EDGES])
 def test_a_back_edge_breaks_the_contract_even_when_type_checking_only(
     tmp_path: Path, module: str, line: str
 ) -> None:
-    tree = copy_tree(tmp_path)
-    path = tree / "fuseforks" / module
-    path.write_text(path.read_text() + f"\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                                       f"    {line}\n")
-    result = lint(tree)
-    assert result.returncode == 1, result.stdout
-    assert "Contracts: 1 kept, 1 broken." in result.stdout
-    assert (verdict(result.stdout, LAYERS), verdict(result.stdout, STORES)) == ("BROKEN", "KEPT")
+    addition = f"\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    {line}\n"
+    assert broken_by(tmp_path, module, addition) == ("BROKEN", "KEPT")
 
 
 @pytest.mark.parametrize(("module", "line"), ADAPTER_IMPORTS, ids=[m for m, _ in ADAPTER_IMPORTS])
 def test_an_adapter_imported_outside_the_stores_breaks_the_store_contract(
     tmp_path: Path, module: str, line: str
 ) -> None:
-    tree = copy_tree(tmp_path)
-    path = tree / "fuseforks" / module
-    path.write_text(path.read_text() + f"\n{line}\n")
-    result = lint(tree)
-    assert result.returncode == 1, result.stdout
-    assert "Contracts: 1 kept, 1 broken." in result.stdout
-    assert (verdict(result.stdout, LAYERS), verdict(result.stdout, STORES)) == ("KEPT", "BROKEN")
+    assert broken_by(tmp_path, module, f"\n{line}\n") == ("KEPT", "BROKEN")
 
 
 def verdict(report: str, contract: str) -> str:

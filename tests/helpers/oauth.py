@@ -69,12 +69,7 @@ def oauth_server(*options: str) -> Iterator[OAuthServer]:
         wait_listening(process, rs_port, 30, "MCP server")
         yield OAuthServer(process, as_port, rs_port)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        processes.stop(process)
 
 
 def consent(authorization_url: str, *, allow: bool = True) -> str:

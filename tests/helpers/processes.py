@@ -31,7 +31,7 @@ from typing import Any
 
 from fuseforks.core.leash import binder, leashed
 
-__all__ = ["in_spawner_thread", "leashed", "run", "scratch_folder", "spawn"]
+__all__ = ["in_spawner_thread", "leashed", "run", "scratch_folder", "spawn", "stop"]
 
 _work: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
 _spawner: threading.Thread | None = None
@@ -79,6 +79,16 @@ def in_spawner_thread(*args: Any, **popen: Any) -> subprocess.Popen[Any]:
 def run(command: list[str], **options: Any) -> subprocess.CompletedProcess[Any]:
     """`subprocess.run(command, **options)`, leashed to this process."""
     return subprocess.run(leashed(command), **options)
+
+
+def stop(process: subprocess.Popen[Any], grace: float = 10) -> None:
+    """SIGTERM, then SIGKILL if `process` has not exited within `grace` seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def _alive(pid: int) -> bool:

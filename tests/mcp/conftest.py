@@ -62,12 +62,7 @@ def http_server(
         wait_listening(process, port, startup_seconds, str(args))
         yield f"http://127.0.0.1:{port}/{'sse' if transport == 'sse' else 'mcp'}"
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        processes.stop(process, 5)
 
 
 def wait_listening(process: subprocess.Popen[bytes], port: int, seconds: float, what: str) -> None:
