@@ -19,7 +19,6 @@ result with the fault `CANCELLED`; a call still running when the session ends is
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 from typing import Any, Protocol
 
 import anyio
@@ -47,10 +46,9 @@ from fuseforks.events.types import (
     SessionStarted,
     ToolCalled,
     ToolResultRecorded,
-    ToolSpecRecord,
     TurnEvent,
 )
-from fuseforks.ports.tools import ToolOutput, fault_output
+from fuseforks.ports.tools import ToolOutput, ToolPort, fault_output
 from fuseforks.projections.session import (
     SessionState,
     evolve_session,
@@ -69,10 +67,10 @@ class ProgressListener(Protocol):
         ...
 
 
-class SessionTools(Protocol):
-    """The servers behind a session: the gateway's upstream servers, or a record in replay."""
-
-    def tool_specs(self) -> Sequence[ToolSpecRecord]: ...
+class SessionTools(ToolPort, Protocol):
+    """The servers behind a session: the gateway's upstream servers, or a record in replay. A
+    turn's tool port, widened by what only a client's session asks: the request's method (a
+    resource read or a prompt besides a tool call) and the call's progress."""
 
     def server_of(self, name: str, method: McpMethod = "tools/call") -> str: ...
 
