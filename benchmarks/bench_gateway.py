@@ -171,12 +171,12 @@ def report(alone: float, session: float, pipeline: float, rest: float) -> None:
 async def run() -> None:
     with tempfile.TemporaryDirectory(prefix="ffgw-bench-") as temporary:
         folder = Path(temporary)
-        print(f"pass-through: the camera's 640x424 JPEG (generic), median of {CALLS}")
-        await end_to_end(folder, "cam", camera(), "live_view_image", "generic")
+        print(f"pass-through: the camera's 640x424 JPEG (api-limits), median of {CALLS}")
+        await end_to_end(folder, "cam", camera(), "live_view_image", "api-limits")
         cam = StdioServer(name="cam", command=sys.executable,
                           args=["-m", "fuseforks.demo.camera"], cwd=str(REPO))
         alone, session, pipeline, rest = await own_work(folder, cam, "live_view_image",
-                                                        "generic")
+                                                        "api-limits")
         report(alone, session, pipeline, rest)
         ratio = session / alone
         print(f"  ratio {ratio:.2f} (goal <= {PASS_THROUGH_GOAL}): "

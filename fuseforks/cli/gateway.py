@@ -77,7 +77,9 @@ In a client's own mcpServers file:
                    f"but a loopback one needs a bearer token ({TOKEN_ENV} or --token-file).")
 @click.option("--profile", type=click.Choice(PROFILE_NAMES), default="auto", show_default=True,
               help="The limits of the client in front: auto picks claude-desktop or "
-                   "claude-code by the client's name, generic for any other client.")
+                   "claude-code by the client's name, image-rules (1568 px, as a turn "
+                   "sends images) for any other; api-limits keeps only what APIs accept "
+                   "(generic is its old name).")
 @click.option("--max-edge", type=_POSITIVE, default=None,
               help="Long edge of a sent image, in pixels (over the profile's).")
 @click.option("--max-image-bytes", type=_POSITIVE, default=None,

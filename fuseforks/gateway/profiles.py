@@ -27,7 +27,13 @@ from collections.abc import Mapping
 import msgspec
 
 from fuseforks.core.errors import UnknownName
-from fuseforks.core.media import MAX_EDGE_PX, MAX_IMAGES_PER_RESULT, ImageLimits, ResultLimits
+from fuseforks.core.media import (
+    ENGINE_LIMITS,
+    MAX_EDGE_PX,
+    MAX_IMAGES_PER_RESULT,
+    ImageLimits,
+    ResultLimits,
+)
 
 API_MAX_EDGE_PX = 8000
 """Anthropic's limit on an image's edge."""
@@ -53,9 +59,13 @@ def _profiles(environ: Mapping[str, str]) -> dict[str, ClientProfile]:
     tokens = environ.get(CODE_TOKENS_ENV, "").strip()
     code_tokens = int(tokens) if tokens.isdigit() and int(tokens) > 0 else CODE_RESULT_TOKENS
     return {
-        "generic": ClientProfile(
-            name="generic",
-            summary="images within what providers accept: 8000 px, 5 MB of base64",
+        "image-rules": ClientProfile(
+            name="image-rules",
+            summary="the engine's own limits, as a turn sends images: 1568 px, 2 MiB",
+            limits=msgspec.structs.replace(ENGINE_LIMITS, shrink=True)),
+        "api-limits": ClientProfile(
+            name="api-limits",
+            summary="only what providers' APIs accept: 8000 px, 5 MB of base64",
             limits=ImageLimits(max_edge_px=API_MAX_EDGE_PX, max_bytes=API_MAX_IMAGE_BYTES,
                                max_images=MAX_IMAGES_PER_RESULT, shrink=True)),
         "many-images": ClientProfile(
@@ -78,12 +88,18 @@ def _profiles(environ: Mapping[str, str]) -> dict[str, ClientProfile]:
     }
 
 
-PROFILE_NAMES = ("auto", "generic", "many-images", "claude-desktop", "claude-code")
-"""What `--profile` takes; `auto` picks one by the client's name (`CLIENT_PROFILES`)."""
+PROFILE_NAMES = ("auto", "image-rules", "api-limits", "many-images", "claude-desktop",
+                 "claude-code", "generic")
+"""What `--profile` takes; `auto` picks one by the client's name (`CLIENT_PROFILES`). `generic`
+is the old name of `api-limits`, still taken."""
+
+ALIASES = {"generic": "api-limits"}
 
 CLIENT_PROFILES = {"claude-ai": "claude-desktop", "claude-code": "claude-code"}
 """The profile `auto` picks for a client, by the name it gives in `initialize` (Claude Desktop
-calls itself `claude-ai`); any other client gets `generic`."""
+calls itself `claude-ai`); any other client gets `image-rules`: no model sees more of an image
+than about 1,568 px (Anthropic scales to it, OpenAI's high detail and Gemini's tiles see no more),
+so a larger one costs a client bytes, time and tokens for nothing."""
 
 
 class LimitOverrides(msgspec.Struct, frozen=True, kw_only=True):
@@ -106,7 +122,8 @@ def profile_for(name: str, client: str, overrides: LimitOverrides = NO_OVERRIDES
     if name not in PROFILE_NAMES:
         raise UnknownName(f"unknown profile {name!r}; known: {', '.join(PROFILE_NAMES)}")
     profiles = _profiles(os.environ if environ is None else environ)
-    chosen = profiles[CLIENT_PROFILES.get(client, "generic") if name == "auto" else name]
+    name = ALIASES.get(name, name)
+    chosen = profiles[CLIENT_PROFILES.get(client, "image-rules") if name == "auto" else name]
     limits = msgspec.structs.replace(chosen.limits, **{
         field: value for field, value in (("max_edge_px", overrides.max_edge_px),
                                           ("max_bytes", overrides.max_bytes),

@@ -27,19 +27,23 @@ from tests.helpers import imagegen as gen
 B64_PNG = base64.b64encode(gen.encode(gen.photo(300, 200, mode="RGBA"), "PNG")).decode()
 
 
-@pytest.mark.parametrize(("profile", "client", "name", "edge", "result"), [
-    ("auto", "claude-ai", "claude-desktop", 1568, ResultLimits(max_bytes=1_000_000)),
-    ("auto", "claude-code", "claude-code", 1568, ResultLimits(max_tokens=25_000)),
-    ("auto", "cursor-vscode", "generic", 8000, ResultLimits()),
-    ("many-images", "claude-ai", "many-images", 2000, ResultLimits()),
-    ("generic", "claude-code", "generic", 8000, ResultLimits()),
+@pytest.mark.parametrize(("profile", "client", "name", "edge", "size", "result"), [
+    ("auto", "claude-ai", "claude-desktop", 1568, 3_932_160, ResultLimits(max_bytes=1_000_000)),
+    ("auto", "claude-code", "claude-code", 1568, 3_932_160, ResultLimits(max_tokens=25_000)),
+    # a client the gateway does not know: the engine's own limits, as a turn sends images
+    ("auto", "cursor-vscode", "image-rules", 1568, 2_097_152, ResultLimits()),
+    ("image-rules", "claude-code", "image-rules", 1568, 2_097_152, ResultLimits()),
+    ("many-images", "claude-ai", "many-images", 2000, 3_932_160, ResultLimits()),
+    ("api-limits", "claude-code", "api-limits", 8000, 3_932_160, ResultLimits()),
+    ("generic", "claude-code", "api-limits", 8000, 3_932_160, ResultLimits()),  # its old name
 ])
 def test_a_profile_is_chosen_by_name_or_by_the_client(profile: str, client: str, name: str,
-                                                      edge: int, result: ResultLimits) -> None:
+                                                      edge: int, size: int,
+                                                      result: ResultLimits) -> None:
     chosen = profile_for(profile, client, environ={})
     assert (chosen.name, chosen.limits.max_edge_px, chosen.result_limits) == (name, edge, result)
     assert (chosen.limits.max_bytes, chosen.limits.max_images, chosen.limits.shrink) == (
-        3_932_160, 4, True)
+        size, 4, True)
 
 
 def test_claude_codes_token_limit_follows_its_environment_variable() -> None:
@@ -72,7 +76,7 @@ def test_plain_names_keep_their_prefix_where_two_servers_share_one() -> None:
 
 
 NO_LIMIT = ResultLimits()
-GENERIC = profile_for("generic", "x", environ={}).limits
+GENERIC = profile_for("api-limits", "x", environ={}).limits
 
 
 async def test_the_reply_keeps_the_servers_blocks_and_order_and_changes_only_images_and_media_text(

@@ -51,7 +51,7 @@ def wire_size(result: CallToolResult) -> int:
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_a_client_gets_every_tool_and_the_screenshots_within_the_generic_limits(
+async def test_a_client_it_does_not_know_gets_every_tool_and_images_by_the_engines_rules(
         tmp_path: Path, mode: str) -> None:
     config = write_config(tmp_path, cam=camera(), shots=shots())
     db = tmp_path / "gateway.db"
@@ -63,10 +63,11 @@ async def test_a_client_gets_every_tool_and_the_screenshots_within_the_generic_l
     assert listed == ["cam__live_view_image", "cam__camera_status", "shots__screen",
                       "shots__retina", "shots__both", "shots__small", "shots__progress",
                       "shots__grow", "shots__stall", "shots__pid"]
-    # generic: up to 8000 px and 5 MB of base64; the PNG is re-encoded whole, as JPEG
+    # the engine's own rules: the 4K screenshot scaled to 1568 px (no model sees more), as JPEG
     [(jpeg, media_type)] = images(screen)
-    assert (media_type, size(jpeg), texts(screen)) == ("image/jpeg", (3840, 2160), ["4K screen"])
-    assert len(base64.b64encode(jpeg)) <= 5 * 1024 * 1024
+    assert (media_type, size(jpeg), texts(screen)) == ("image/jpeg", (1568, 882), [
+        "4K screen", "(image 1: 3840×2160, sent at 1568×882 (×0.41))"])
+    assert len(jpeg) <= 2 * 1024 * 1024
     [(passed, _)] = images(small)
     assert passed == small_jpeg()  # within every limit: the server's own bytes
     assert [type(b) for b in frame.content] == [ImageContent, TextContent]
@@ -75,8 +76,9 @@ async def test_a_client_gets_every_tool_and_the_screenshots_within_the_generic_l
     started = session[0].event
     assert isinstance(started, SessionStarted)
     assert (started.client, started.client_version, started.profile, started.transport) == (
-        "test-client", "1.0", "generic", "stdio")
-    assert (started.limits.max_edge_px, started.limits.shrink) == (8000, True)
+        "test-client", "1.0", "image-rules", "stdio")
+    assert (started.limits.max_edge_px, started.limits.max_bytes, started.limits.shrink) == (
+        1568, 2 * 1024 * 1024, True)
     sent = [e.event for e in session if isinstance(e.event, ResultSent)]
     received = [hashlib.sha256(data).hexdigest()
                 for result in (screen, small, frame) for data, _ in images(result)]
