@@ -22,6 +22,8 @@ from fuseforks.gateway.names import TOOL_NAMINGS, ToolNaming
 from fuseforks.gateway.profiles import CODE_TOKENS_ENV, PROFILE_NAMES, LimitOverrides
 from fuseforks.gateway.serve import Gateway, GatewayOptions, HttpOptions
 from fuseforks.gateway.sessions import GatewaySettings
+from fuseforks.gateway.snippets import SNIPPET_CLIENTS, launcher
+from fuseforks.gateway.snippets import snippet as gateway_snippet
 from fuseforks.mcp.connection import DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT
 
 _POSITIVE = click.IntRange(min=1)
@@ -66,9 +68,8 @@ Examples:
       --allow-host gateway.lan:8765
 
 \b
-In a client's own mcpServers file:
-  {{"mcpServers": {{"gateway": {{"command": "fuseforks",
-      "args": ["gateway", "--config", "/home/me/mcp.json"]}}}}}}""")
+What a client's configuration needs, with absolute paths:
+  fuseforks gateway --config mcp.json --snippet claude-desktop""")
 @click.option("--config", "config_file", required=True,
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="The mcpServers JSON file of the servers to stand in front of.")
@@ -114,12 +115,15 @@ In a client's own mcpServers file:
               help="Seconds a tool call may take; a server that did not answer is restarted.")
 @click.option("--mcp-start-timeout", type=_SECONDS, default=DEFAULT_START_TIMEOUT,
               show_default=True, help="Seconds an MCP server may take to start.")
+@click.option("--snippet", type=click.Choice(SNIPPET_CLIENTS), default=None,
+              help="Print what CLIENT's configuration needs to start this gateway (absolute "
+                   "paths), and exit.")
 def gateway(config_file: Path, address: str | None, profile: str, max_edge: int | None,
             max_image_bytes: int | None, max_images: int | None, max_result_bytes: int | None,
             max_result_tokens: int | None, tool_names: ToolNaming, language: Language,
             db: Location | None, log_file: Path | None, agent: str, token_file: Path | None,
             allow_host: tuple[str, ...], allow_origin: tuple[str, ...], call_timeout: float,
-            mcp_start_timeout: float) -> None:
+            mcp_start_timeout: float, snippet: str | None) -> None:
     """Stand in front of MCP servers for any MCP client, with the image rules.
 
     An MCP server (stdio, or streamable HTTP with --http) offering the tools, resources and
@@ -127,6 +131,9 @@ def gateway(config_file: Path, address: str | None, profile: str, max_edge: int 
     noted as fuseforks does for its own turns, within the limits of the client in front
     (--profile), and each client session is recorded in the store like a turn: `fuseforks
     turns`, `log`, `audit --client` and `replay` read it."""
+    if snippet is not None:
+        click.echo(gateway_snippet(snippet, config_file, launcher()))
+        return
     servers = read_mcp_config(str(config_file)) or []
     store: Location = db if db is not None else config_file.resolve().parent / "fuseforks.db"
     check_store_target(store)
