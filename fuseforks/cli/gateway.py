@@ -18,6 +18,7 @@ from fuseforks.core.hosts import is_loopback_host
 from fuseforks.core.names import LANGUAGES, Language
 from fuseforks.edge.serving import check_token
 from fuseforks.gateway.http import TOKEN_ENV
+from fuseforks.gateway.itself import runs_this_gateway
 from fuseforks.gateway.names import TOOL_NAMINGS, ToolNaming
 from fuseforks.gateway.profiles import CODE_TOKENS_ENV, PROFILE_NAMES, LimitOverrides
 from fuseforks.gateway.serve import Gateway, GatewayOptions, HttpOptions
@@ -134,7 +135,14 @@ def gateway(config_file: Path, address: str | None, profile: str, max_edge: int 
     if snippet is not None:
         click.echo(gateway_snippet(snippet, config_file, launcher()))
         return
-    servers = read_mcp_config(str(config_file)) or []
+    servers = []
+    for server in read_mcp_config(str(config_file)) or []:
+        if runs_this_gateway(server, config_file):  # it would start itself again and again
+            click.echo(f"fuseforks gateway: skipped mcpServers.{server.name}: it runs this "
+                       "gateway on this same config file, and would start it again and again",
+                       err=True)
+        else:
+            servers.append(server)
     store: Location = db if db is not None else config_file.resolve().parent / "fuseforks.db"
     check_store_target(store)
     if log_file is not None:
