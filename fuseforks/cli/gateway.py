@@ -171,11 +171,14 @@ def gateway(config_file: Path, address: str | None, profile: str, max_edge: int 
     # The SDK logs a server's garbage with a traceback; fuseforks says it in one line itself.
     logging.getLogger("mcp").setLevel(logging.CRITICAL)
 
+    def started(line: str) -> None:  # MCP clients keep a stdio server's stderr in their logs
+        click.echo(f"fuseforks gateway: {line}", err=True)
+
     def listening(url: str) -> None:
         click.echo(f"fuseforks gateway listening on {url}", err=True)
 
     try:
-        code = anyio.run(Gateway(options, on_listening=listening).run)
+        code = anyio.run(Gateway(options, on_started=started, on_listening=listening).run)
     except FuseforksError as error:
         raise click.ClickException(str(error)) from None
     sys.exit(code)

@@ -4,16 +4,17 @@ a clean end on SIGINT, SIGTERM or the client's going.
 Everything the gateway records goes through the engine's bus, the store as its required
 subscriber (a call that cannot be recorded is not sent on), the log file and live traces as the
 others. The upstream servers start together; one that does not start is named in each session's
-start and its tools are missing, the others serve. A signal stops the gateway where it waits:
-the calls still running are cancelled (upstream too), every session records its end with the
-signal as its cause, the servers are stopped, and the process exits 130 or 143.
+start and its tools are missing, the others serve; a person hears where the gateway records,
+which servers started and why any other did not (`start_lines`). A signal stops the gateway
+where it waits: the calls still running are cancelled (upstream too), every session records its
+end with the signal as its cause, the servers are stopped, and the process exits 130 or 143.
 """
 
 from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from fuseforks.agent.secrets import known_secrets
 from fuseforks.bus.bus import Bus, Subscriber
 from fuseforks.bus.subscribers import LogWriter, StoreWriter
 from fuseforks.core.names import SessionEndCause
+from fuseforks.events.secrets import Secrets
 from fuseforks.events.sequencer import Clock
 from fuseforks.events.types import ServerDown
 from fuseforks.gateway.http import Listener, http_app, listener, security
@@ -65,14 +67,29 @@ class GatewayOptions(msgspec.Struct, frozen=True, kw_only=True):
     start_timeout: float = DEFAULT_START_TIMEOUT
 
 
+def start_lines(store: Path | DatabaseUrl, started: Sequence[str], faults: Mapping[str, str],
+                secrets: Secrets) -> list[str]:
+    """What the gateway tells a person once its servers have started: where it records (a
+    PostgreSQL URL without its password) and which servers started, then for each server that
+    did not, its one-line reason (which names the server). No known secret is in them."""
+    line = f"recording to {store}; servers started: {', '.join(started) or 'none'}"
+    if faults:
+        line += f"; did not start: {', '.join(faults)}"
+    return [secrets.text(line),
+            *(secrets.text(reason) for reason in faults.values())]
+
+
 class Gateway:
     """One run of the gateway. `await run()` serves until the client goes or a signal comes,
-    and returns the exit code. `on_listening(url)` hears where an HTTP gateway listens."""
+    and returns the exit code. `on_started(line)` hears the `start_lines` once the servers have
+    started, `on_listening(url)` where an HTTP gateway listens."""
 
     def __init__(self, options: GatewayOptions, *, clock: Clock | None = None,
+                 on_started: Callable[[str], None] | None = None,
                  on_listening: Callable[[str], None] | None = None) -> None:
         self.options = options
         self.clock = clock
+        self.on_started = on_started
         self.on_listening = on_listening
         self.cause: SessionEndCause = "closed"
         self.book: SessionBook | None = None
@@ -107,6 +124,10 @@ class Gateway:
                 start_timeout=options.start_timeout, on_change=changed,
                 restart_after_timeout=True))
             secrets.include(hub.secrets)  # OAuth tokens of the servers, as the hub learns them
+            if self.on_started is not None:
+                started = [s.name for s in options.servers if s.name not in hub.start_faults]
+                for line in start_lines(options.store, started, hub.start_faults, secrets):
+                    self.on_started(line)
             down = [ServerDown(server=name, reason=reason)
                     for name, reason in hub.start_faults.items()]
             self.book = SessionBook(hub, options.settings, bus.publish, servers_down=down,

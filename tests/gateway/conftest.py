@@ -3,7 +3,8 @@ clients that reach them over stdio or streamable HTTP.
 
 Every process is leashed to the test run (`tests/helpers/processes.py`): a stdio gateway is
 started by the client library itself, through the launcher; an HTTP gateway by `spawn`. An HTTP
-gateway is used once it says where it listens (its first line on stderr), never after a sleep.
+gateway is used once it says where it listens (the line on stderr after its start line), never
+after a sleep.
 """
 
 from __future__ import annotations
