@@ -13,7 +13,9 @@ end with the signal as its cause, the servers are stopped, and the process exits
 from __future__ import annotations
 
 import logging
+import os
 import signal
+import socket
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -26,7 +28,9 @@ from mcp.server.stdio import stdio_server
 from fuseforks.agent.secrets import known_secrets
 from fuseforks.bus.bus import Bus, Subscriber
 from fuseforks.bus.subscribers import LogWriter, StoreWriter
+from fuseforks.core.errors import FuseforksError
 from fuseforks.core.names import SessionEndCause
+from fuseforks.edge.serving import bind
 from fuseforks.events.secrets import Secrets
 from fuseforks.events.sequencer import Clock
 from fuseforks.events.types import ServerDown
@@ -97,10 +101,14 @@ class Gateway:
 
     async def run(self) -> int:
         options = self.options
-        if options.http is not None:  # refuse an unsafe address before anything starts
-            security(options.http.host, options.http.port, options.http.allow_hosts,
-                     options.http.allow_origins)
+        sock: socket.socket | None = None
+        if options.http is not None:  # refuse an unsafe or taken address before anything starts
+            http = options.http
+            security(http.host, http.port, http.allow_hosts, http.allow_origins)
+            sock = _bind(http.host, http.port)
         async with AsyncExitStack() as stack:
+            if sock is not None:
+                stack.enter_context(sock)
             store = open_store(options.store)
             stack.callback(store.close)
             subscribers: list[Subscriber] = []
@@ -135,10 +143,10 @@ class Gateway:
             try:
                 async with anyio.create_task_group() as group:
                     group.start_soon(self._watch_signals, group)
-                    if options.http is None:
+                    if options.http is None or sock is None:
                         await self._serve_stdio()
                     else:
-                        await self._serve_http(options.http)
+                        await self._serve_http(options.http, sock)
                     group.cancel_scope.cancel()
             finally:
                 with anyio.CancelScope(shield=True):
@@ -165,7 +173,7 @@ class Gateway:
                                                                           write):
             await server.run(read, write, initialization_options(server))
 
-    async def _serve_http(self, http: HttpOptions) -> None:
+    async def _serve_http(self, http: HttpOptions, sock: socket.socket) -> None:
         book = self.book
         assert book is not None
         server = gateway_server(book)
@@ -178,9 +186,20 @@ class Gateway:
                        http.token, deleted)
         listening = self._listening = listener(app, http.host, port)
         async with anyio.create_task_group() as group:
-            group.start_soon(listening.serve)
+            group.start_soon(lambda: listening.serve(sockets=[sock]))
             await listening.listening.wait()
             if self.on_listening is not None:
                 host = f"[{http.host}]" if ":" in http.host else http.host
                 self.on_listening(f"http://{host}:{listening.port}/mcp")
 
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before the store opens: an address that cannot be had (in
+    use, not this machine's) ends the command in one line, with nothing recorded."""
+    try:
+        return bind(host, port)
+    except OSError as error:
+        reason = os.strerror(error.errno) if error.errno else str(error)
+        shown = f"[{host}]" if ":" in host else host
+        raise FuseforksError(f"gateway: {reason} ({shown}:{port})") from None

@@ -9,6 +9,7 @@ import hashlib
 import io
 import os
 import signal
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -140,3 +141,19 @@ def test_another_address_without_what_it_needs_does_not_start(
                            env={**{k: v for k, v in os.environ.items()
                                    if k != "FUSEFORKS_GATEWAY_TOKEN"}, **environ})
     assert (result.returncode, result.stdout, result.stderr) == (1, "", f"Error: {message}\n")
+
+
+def test_a_port_in_use_is_one_line_and_nothing_is_recorded(tmp_path: Path) -> None:
+    config = write_config(tmp_path, shots=shots())
+    db = tmp_path / "g.db"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = processes.run(gateway_command(config, "--db", str(db), "--http",
+                                               f"127.0.0.1:{port}"),
+                               cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        1, "", f"Error: gateway: Address already in use (127.0.0.1:{port})\n")
+    assert not db.exists()  # refused before the store was opened
+
