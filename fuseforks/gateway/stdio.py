@@ -3,8 +3,9 @@
 The SDK's stdio transport reads stdin in a worker thread; a thread blocked in `read` cannot be
 cancelled, so a SIGTERM while the client keeps its pipe open would wait for the client's next
 line. Here stdin is read the way a socket is: wait until it is readable, read what is there
-(non-blocking). Stdin that is not a pipe or a terminal (a regular file) has no readiness to wait
-for and is read in a thread as the SDK does.
+(non-blocking). Stdin that is not a pipe, a socket or a terminal (a regular file, `/dev/null`)
+has no readiness to wait for — the event loop refuses to watch it — and is read in a thread as
+the SDK does: such a file ends by itself, so the read never blocks for long.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class StdinLines:
         self.fd = fd
         self._pending = ""
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self.waitable = not stat.S_ISREG(os.fstat(fd).st_mode)
+        self.waitable = _waitable(fd)
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
@@ -55,6 +56,12 @@ class StdinLines:
             *lines, self._pending = self._pending.split("\n")
             for line in lines:
                 yield line + "\n"
+
+
+def _waitable(fd: int) -> bool:
+    """Whether the event loop can wait for `fd` to be readable: a pipe, a socket, a terminal."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
 
 
 @asynccontextmanager

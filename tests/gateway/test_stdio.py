@@ -8,6 +8,7 @@ import base64
 import hashlib
 import io
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -28,8 +29,17 @@ from fuseforks.events.types import (
     ToolCalled,
     ToolResultRecorded,
 )
-from tests.gateway.conftest import REPO, camera, recorded, shots, stdio_gateway, write_config
+from tests.gateway.conftest import (
+    REPO,
+    camera,
+    gateway_command,
+    recorded,
+    shots,
+    stdio_gateway,
+    write_config,
+)
 from tests.gateway.pictures import small_jpeg
+from tests.helpers import processes
 
 
 def images(result: CallToolResult) -> list[tuple[bytes, str]]:
@@ -202,3 +212,15 @@ def assert_absent(secret: str, folder: Path, but: Path) -> None:
     for where in folder.iterdir():
         if where.is_file() and where != but:
             assert secret.encode() not in where.read_bytes(), where
+
+
+def test_a_client_that_closes_stdin_at_once_ends_the_gateway_quietly(tmp_path: Path) -> None:
+    config = write_config(tmp_path, shots=shots())
+    db = tmp_path / "gateway.db"
+    with open(os.devnull, "rb") as nothing:
+        result = processes.run(gateway_command(config, "--db", str(db)), cwd=REPO, stdin=nothing,
+                               capture_output=True, text=True, timeout=120)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0, "", f"fuseforks gateway: recording to {db}; servers started: shots\n")
+    assert recorded(db) == []  # no client, no session
+
