@@ -35,7 +35,7 @@ from fuseforks.events.secrets import Secrets
 from fuseforks.events.sequencer import Clock
 from fuseforks.events.types import ServerDown
 from fuseforks.gateway.http import Listener, http_app, listener, security
-from fuseforks.gateway.server import gateway_server, initialization_options
+from fuseforks.gateway.server import gateway_server
 from fuseforks.gateway.sessions import GatewaySettings, SessionBook
 from fuseforks.gateway.stdio import stdin_lines
 from fuseforks.mcp.config import ServerConfig
@@ -171,7 +171,7 @@ class Gateway:
         server = gateway_server(self.book)
         async with stdin_lines() as lines, stdio_server(stdin=lines) as (read,  # type: ignore[arg-type]
                                                                           write):
-            await server.run(read, write, initialization_options(server))
+            await server.run(read, write, server.create_initialization_options())
 
     async def _serve_http(self, http: HttpOptions, sock: socket.socket) -> None:
         book = self.book

@@ -7,7 +7,8 @@ session and answered with the server's answer as the plan made for this client r
 resources, resource templates and prompts pass through (`fuseforks.mcp.catalog`).
 Progress an upstream server reports for a call goes to the client that made it; a client that
 cancels a call cancels it upstream too (the SDK sends `notifications/cancelled` for the abandoned
-request). The server announces `listChanged` for all three lists: the book tells clients.
+request). The server announces `listChanged` for all three lists, on every transport: the book
+tells clients.
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ def gateway_server(book: SessionBook) -> Server[Any]:
                                                dict(params.arguments or {}))
         return result
 
-    return Server(
+    return GatewayServer(
         NAME, version=__version__,
         on_list_tools=list_tools, on_call_tool=call_tool,
         on_list_resources=list_resources, on_list_resource_templates=list_templates,
@@ -125,6 +126,19 @@ def gateway_server(book: SessionBook) -> Server[Any]:
     )
 
 
-def initialization_options(server: Server[Any]) -> InitializationOptions:
-    return server.create_initialization_options(NotificationOptions(
-        prompts_changed=True, resources_changed=True, tools_changed=True))
+_CHANGES = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+
+
+class GatewayServer(Server[Any]):
+    """The SDK's server whose capabilities say that the lists change unless told otherwise.
+
+    `Server.run` (stdio) is handed initialization options, but the streamable HTTP manager asks
+    the server for its own without any, which said `listChanged: false` to an HTTP client the
+    gateway then sent list-changed notifications."""
+
+    def create_initialization_options(
+            self, notification_options: NotificationOptions | None = None,
+            experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+            extensions: dict[str, dict[str, Any]] | None = None) -> InitializationOptions:
+        return super().create_initialization_options(notification_options or _CHANGES,
+                                                     experimental_capabilities, extensions)

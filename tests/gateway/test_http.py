@@ -157,3 +157,16 @@ def test_a_port_in_use_is_one_line_and_nothing_is_recorded(tmp_path: Path) -> No
         1, "", f"Error: gateway: Address already in use (127.0.0.1:{port})\n")
     assert not db.exists()  # refused before the store was opened
 
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_the_capabilities_over_http_say_the_lists_change(tmp_path: Path,
+                                                               mode: str) -> None:
+    config = write_config(tmp_path, shots=shots())
+    with http_gateway(config, "--db", str(tmp_path / "g.db")) as gateway:
+        async with http_client(gateway.url, mode=mode) as client:
+            capabilities = client.server_capabilities
+        gateway.stop(signal.SIGTERM)
+    assert capabilities.tools is not None and capabilities.resources is not None
+    assert capabilities.prompts is not None
+    assert (capabilities.tools.list_changed, capabilities.resources.list_changed,
+            capabilities.prompts.list_changed) == (True, True, True)
