@@ -37,7 +37,7 @@ from fuseforks.events.types import ServerDown
 from fuseforks.gateway.http import Listener, http_app, listener, security
 from fuseforks.gateway.server import gateway_server
 from fuseforks.gateway.sessions import GatewaySettings, SessionBook
-from fuseforks.gateway.stdio import stdin_lines
+from fuseforks.gateway.stdio import answering, stdin_lines
 from fuseforks.mcp.config import ServerConfig
 from fuseforks.mcp.connection import DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT
 from fuseforks.mcp.hub import ToolHub
@@ -171,7 +171,9 @@ class Gateway:
         server = gateway_server(self.book)
         async with stdin_lines() as lines, stdio_server(stdin=lines) as (read,  # type: ignore[arg-type]
                                                                           write):
-            await server.run(read, write, server.create_initialization_options())
+            # stdin's end waits for the answers to the requests read (see `answering`)
+            reading, writing = answering(read, write, self.options.call_timeout)
+            await server.run(reading, writing, server.create_initialization_options())
 
     async def _serve_http(self, http: HttpOptions, sock: socket.socket) -> None:
         book = self.book

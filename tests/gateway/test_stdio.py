@@ -224,3 +224,41 @@ def test_a_client_that_closes_stdin_at_once_ends_the_gateway_quietly(tmp_path: P
         0, "", f"fuseforks gateway: recording to {db}; servers started: shots\n")
     assert recorded(db) == []  # no client, no session
 
+
+REQUESTS = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+     "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "piped", "version": "1"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+     "params": {"name": "shots__progress", "arguments": {}}},
+]
+
+
+@pytest.mark.parametrize("kind", ["file", "pipe"])
+def test_every_request_read_before_stdin_ends_is_answered(tmp_path: Path, kind: str) -> None:
+    config = write_config(tmp_path, shots=shots())
+    db = tmp_path / "gateway.db"
+    lines = "".join(json.dumps(request) + "\n" for request in REQUESTS)
+    command = gateway_command(config, "--db", str(db))
+    if kind == "file":
+        requests = tmp_path / "requests.jsonl"
+        requests.write_text(lines)
+        with requests.open("rb") as stdin:
+            result = processes.run(command, cwd=REPO, stdin=stdin, capture_output=True,
+                                   text=True, timeout=120)
+    else:
+        result = processes.run(command, cwd=REPO, input=lines, capture_output=True, text=True,
+                               timeout=120)
+    assert (result.returncode, result.stderr) == (
+        0, f"fuseforks gateway: recording to {db}; servers started: shots\n")
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    answered = {a["id"]: a for a in answers if "id" in a}
+    assert sorted(answered) == [1, 2, 3]
+    assert answered[1]["result"]["serverInfo"]["name"] == "fuseforks-gateway"
+    assert [t["name"] for t in answered[2]["result"]["tools"]][:2] == ["shots__screen",
+                                                                       "shots__retina"]
+    assert answered[3]["result"]["structuredContent"] == {"result": "done after 3 steps"}
+    [session] = recorded(db)
+    assert session[-1].event == SessionEnded(calls=1, cause="closed")
