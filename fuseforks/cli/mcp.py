@@ -421,3 +421,42 @@ def logout_command(config_path: Path | None, url: str | None, name: str | None) 
     """
     server = _remote(config_path, url, name)
     click.echo(anyio.run(lambda: logout(server, TokenFiles())))
+
+
+@mcp.command()
+@click.argument("client_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--config", "config_path", required=True,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="The mcpServers file to write for the gateway (a new file).")
+def adopt(client_file: Path, config_path: Path) -> None:
+    """Take a client's MCP servers into a new mcpServers file for the gateway.
+
+    \b
+    fuseforks mcp adopt ~/.cursor/mcp.json --config ~/mcp.json
+
+    Every server of CLIENT_FILE (a client's "mcpServers", or VS Code's "servers") is written as
+    it stands, leaving out any entry that runs a fuseforks gateway. CLIENT_FILE is not changed:
+    give the client the gateway's own entry instead (fuseforks gateway --snippet).
+    """
+    from fuseforks.gateway.adopt import adopt as adopt_servers
+
+    if config_path.exists():
+        raise click.ClickException(f"{config_path}: already exists; adopting writes a new file")
+    try:
+        document = msgspec.json.decode(client_file.read_bytes())
+        kept, gateways = adopt_servers(document)
+    except (msgspec.DecodeError, UnicodeDecodeError) as error:
+        raise click.ClickException(f"{client_file}: not valid JSON ({error})") from None
+    except ConfigError as error:
+        raise click.ClickException(f"{client_file}: {error}") from None
+    for name in gateways:
+        click.echo(f"left out {name!r}: it runs a fuseforks gateway", err=True)
+    try:  # mode 0600: a client's entries may hold keys in their environment or headers
+        config_path.touch(mode=0o600, exist_ok=False)
+    except OSError as error:
+        raise click.ClickException(f"{config_path}: cannot write it ({error.strerror})") from None
+    config_path.write_bytes(msgspec.json.format(msgspec.json.encode({"mcpServers": kept}),
+                                                indent=2) + b"\n")
+    click.echo(f"adopted {len(kept)} servers of {client_file} into {config_path}; give the "
+               f"client the gateway instead: fuseforks gateway --config {config_path} "
+               "--snippet CLIENT")

@@ -37,15 +37,29 @@ def _config_argument(arguments: list[str]) -> str | None:
     return found
 
 
+def _gateway_arguments(server: ServerConfig) -> list[str] | None:
+    """The arguments after `gateway`, when `server` runs `fuseforks gateway`."""
+    if not isinstance(server, StdioServer):
+        return None
+    arguments = _fuseforks_arguments(server)
+    if not arguments or arguments[0] != "gateway":
+        return None
+    return arguments[1:]
+
+
+def runs_a_gateway(server: ServerConfig) -> bool:
+    """Whether `server` runs `fuseforks gateway`, on any config file."""
+    return _gateway_arguments(server) is not None
+
+
 def runs_this_gateway(server: ServerConfig, config: Path) -> bool:
     """Whether `server` runs `fuseforks gateway` on the config file `config` (paths compared
     resolved, the entry's relative to its `cwd`)."""
-    if not isinstance(server, StdioServer):
+    arguments = _gateway_arguments(server)
+    if arguments is None:
         return False
-    arguments = _fuseforks_arguments(server)
-    if not arguments or arguments[0] != "gateway":
-        return False
-    given = _config_argument(arguments[1:])
+    assert isinstance(server, StdioServer)
+    given = _config_argument(arguments)
     if given is None:
         return False
     folder = Path(server.cwd) if server.cwd else Path.cwd()
