@@ -131,8 +131,26 @@ class InFlight:
                 await self._changed.wait()
 
 
-class _Reading:
+class _Wrapped:
+    """A stream of the transport's, wrapped: closing it closes the transport's."""
+
+    inner: _Receiving | _Sending
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc_val: BaseException | None, exc_tb: TracebackType | None) -> None:
+        await self.aclose()
+
+
+class _Reading(_Wrapped):
     """The transport's read stream, whose end waits for the requests read to be answered."""
+
+    inner: _Receiving
 
     def __init__(self, inner: _Receiving, in_flight: InFlight, grace: float) -> None:
         self.inner = inner
@@ -162,19 +180,12 @@ class _Reading:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc_val: BaseException | None, exc_tb: TracebackType | None) -> None:
-        await self.aclose()
 
 
-class _Writing:
+class _Writing(_Wrapped):
     """The transport's write stream, telling `InFlight` of every answer sent."""
+
+    inner: _Sending
 
     def __init__(self, inner: _Sending, in_flight: InFlight) -> None:
         self.inner = inner
@@ -184,15 +195,6 @@ class _Writing:
         await self.inner.send(item)
         self.in_flight.written(item)
 
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc_val: BaseException | None, exc_tb: TracebackType | None) -> None:
-        await self.aclose()
 
 
 def answering(read: _Receiving, write: _Sending, grace: float) -> tuple[_Reading, _Writing]:
