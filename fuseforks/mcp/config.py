@@ -20,6 +20,11 @@ authorization, which publishes no resource metadata). `"oauth": {"clientId", "cl
 (instead of those the server's challenge names), and the loopback port of the login's redirect;
 it implies `"auth": "oauth"`.
 
+`"tools": {"allow": [...], "deny": [...]}`: which of the server's tools are offered, by
+`fnmatch` globs (`*`, `?`, `[...]`, case counts) on the server's own tool name, not the prefixed
+one. An empty or missing `allow` lets every tool through; `deny` wins over `allow`. A tool left
+out is neither listed nor callable: a call to it is refused as a call to an unknown tool.
+
 Other keys other clients add (`disabled`, `autoApprove`, `timeout`, ...) are ignored rather than
 rejected; `"disabled": true` skips the server. `${VAR}` in a string value is expanded from the
 caller's environment, as other clients do: that is the one explicit way to hand a server a key.
@@ -30,6 +35,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,6 +51,20 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
 
 
+class ToolFilter(msgspec.Struct, frozen=True, kw_only=True):
+    """Which of a server's tools are offered (the entry's `tools`): those matching a glob of
+    `allow` (every tool when it is empty) and none of `deny`."""
+
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+    def allows(self, tool: str) -> bool:
+        """Whether the server's own tool `tool` is offered."""
+        if any(fnmatchcase(tool, pattern) for pattern in self.deny):
+            return False
+        return not self.allow or any(fnmatchcase(tool, pattern) for pattern in self.allow)
+
+
 class StdioServer(msgspec.Struct, frozen=True, kw_only=True):
     """A server started as a subprocess and spoken to over its stdin/stdout."""
 
@@ -54,6 +74,7 @@ class StdioServer(msgspec.Struct, frozen=True, kw_only=True):
     env: dict[str, str] = {}
     cwd: str | None = None
     start_timeout: float | None = None  # seconds; None: the hub's default
+    tools: ToolFilter = ToolFilter()
 
 
 HttpTransport = Literal["http", "sse"]
@@ -89,6 +110,7 @@ class HttpServer(msgspec.Struct, frozen=True, kw_only=True):
     auth: Auth = "auto"
     oauth: OAuthClient | None = None
     source: str | None = None
+    tools: ToolFilter = ToolFilter()
 
 
 ServerConfig = StdioServer | HttpServer
@@ -170,6 +192,23 @@ def _start_timeout(entry: dict[str, Any], where: str) -> float | None:
     return float(value)
 
 
+def _tool_filter(entry: dict[str, Any], where: str) -> ToolFilter:
+    """The entry's `tools`, checked."""
+    given = entry.get("tools", {})
+    if not isinstance(given, dict):
+        raise ConfigError(f'{where}.tools must be an object of "allow" and "deny" lists')
+    unknown = sorted(set(given) - {"allow", "deny"})
+    if unknown:
+        raise ConfigError(f"{where}.tools: unknown key {unknown[0]!r} (known: allow, deny)")
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in ("allow", "deny"):
+        patterns = _strings(given.get(key, []), f"{where}.tools.{key}")
+        if "" in patterns:
+            raise ConfigError(f"{where}.tools.{key}: a pattern must not be empty")
+        lists[key] = tuple(patterns)
+    return ToolFilter(allow=lists["allow"], deny=lists["deny"])
+
+
 def _oauth(entry: dict[str, Any], environ: Mapping[str, str], where: str
            ) -> tuple[Auth, OAuthClient | None]:
     """The entry's `auth` and `oauth`, checked."""
@@ -218,6 +257,7 @@ def _server(name: str, entry: Any, environ: Mapping[str, str]) -> ServerConfig |
             f"{where}: transport type {kind!r} is not supported (supported: {SUPPORTED_TYPES})"
         )
     start_timeout = _start_timeout(entry, where)
+    tools = _tool_filter(entry, where)
     if kind is None:
         kind = "http" if "url" in entry else "stdio" if "command" in entry else None
     if kind in _STREAMABLE_HTTP or kind == "sse":
@@ -237,6 +277,7 @@ def _server(name: str, entry: Any, environ: Mapping[str, str]) -> ServerConfig |
             start_timeout=start_timeout,
             auth=auth,
             oauth=oauth,
+            tools=tools,
         )
     if kind == "stdio":
         if "auth" in entry or "oauth" in entry:
@@ -257,6 +298,7 @@ def _server(name: str, entry: Any, environ: Mapping[str, str]) -> ServerConfig |
             env={k: _expand(v, environ, f"{where}.env.{k}") for k, v in env.items()},
             cwd=cwd,
             start_timeout=start_timeout,
+            tools=tools,
         )
     raise ConfigError(f'{where} needs either "command" (stdio) or "url" (streamable HTTP)')
 

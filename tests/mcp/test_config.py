@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from fuseforks.mcp import ConfigError, HttpServer, StdioServer, load_config, parse_config
-from fuseforks.mcp.config import OAuthClient, oauth_mode, secret_entries, tool_prefix
+from fuseforks.mcp.config import (
+    OAuthClient,
+    ToolFilter,
+    oauth_mode,
+    secret_entries,
+    tool_prefix,
+)
 
 
 def test_a_typical_file_from_another_client_reads_unchanged(tmp_path: Path) -> None:
@@ -203,4 +209,35 @@ def test_an_oauth_entry_that_cannot_be_used_is_named(entry: dict[str, object],
                                                       message: str) -> None:
     with pytest.raises(ConfigError) as caught:
         parse_config({"mcpServers": {"s": entry}}, {})
+    assert str(caught.value) == message
+
+
+def test_tool_lists_name_the_tools_a_server_offers_by_glob() -> None:
+    document = {"mcpServers": {
+        "web": {"command": "srv", "tools": {"allow": ["snapshot", "page_*"], "deny": ["*_delete"]}},
+        "api": {"url": "http://x", "tools": {"deny": ["drop?"]}},
+        "all": {"command": "srv", "tools": {}},
+    }}
+    web, api, every = parse_config(document, {})
+    assert web == StdioServer(name="web", command="srv", tools=ToolFilter(
+        allow=("snapshot", "page_*"), deny=("*_delete",)))
+    assert api == HttpServer(name="api", url="http://x", tools=ToolFilter(deny=("drop?",)))
+    assert every == StdioServer(name="all", command="srv")
+    allowed = [name for name in ("snapshot", "page_open", "page_delete", "Page_open", "click")
+               if web.tools.allows(name)]
+    assert allowed == ["snapshot", "page_open"]  # deny wins; case counts
+    assert [n for n in ("drop1", "drop12", "read") if api.tools.allows(n)] == ["drop12", "read"]
+    assert every.tools.allows("anything") and every.tools == ToolFilter()
+
+
+@pytest.mark.parametrize(("tools", "message"), [
+    (["snapshot"], 'mcpServers.s.tools must be an object of "allow" and "deny" lists'),
+    ({"only": ["a"]}, "mcpServers.s.tools: unknown key 'only' (known: allow, deny)"),
+    ({"allow": "page_*"}, "mcpServers.s.tools.allow must be a list of strings"),
+    ({"deny": [1]}, "mcpServers.s.tools.deny must be a list of strings"),
+    ({"allow": ["a", ""]}, "mcpServers.s.tools.allow: a pattern must not be empty"),
+])
+def test_an_unusable_tool_list_is_named(tools: object, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"mcpServers": {"s": {"command": "x", "tools": tools}}}, {})
     assert str(caught.value) == message
