@@ -8,6 +8,10 @@ that needs it, once: if that restart fails too, the server stays down for the re
 and its calls fail at once with the reason — except a server that wants a login (OAuth), which
 each call tries again, so a login a person makes meanwhile is taken up.
 
+A server's `tools` allow and deny lists (`fuseforks.mcp.config.ToolFilter`) apply here, so the
+gateway and an agent alike see only the tools they let through: the others are not listed, and a
+call to one is refused as a call to an unknown tool, before its server is asked anything.
+
 Starting: each server has `start_timeout` seconds (its configuration's `startTimeout` wins), and a
 caller that passes `on_waiting` hears every few seconds which server it is still waiting for.
 
@@ -97,6 +101,12 @@ class _Server:
         self.down_reason: str | None = None  # set when a restart failed: no more attempts
         self.needs_restart = False
         self.lock = anyio.Lock(fast_acquire=True)
+
+    @property
+    def tools(self) -> list[Tool]:
+        """The server's tools its configuration's allow and deny lists let through."""
+        allowed = self.connection.config.tools
+        return [tool for tool in self.connection.tools if allowed.allows(tool.name)]
 
 
 class ToolHub(anyio.AsyncContextManagerMixin):
@@ -234,7 +244,7 @@ class ToolHub(anyio.AsyncContextManagerMixin):
             )
             for server in self._servers
             if server.connection.connected
-            for tool in server.connection.tools
+            for tool in server.tools
         ]
 
     def listed_tools(self) -> list[tuple[str, Tool]]:
@@ -242,7 +252,7 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         order of `list_tools`."""
         return [(f"{server.prefix}{SEPARATOR}{tool.name}", tool)
                 for server in self._servers if server.connection.connected
-                for tool in server.connection.tools]
+                for tool in server.tools]
 
     def connected(self) -> list[tuple[str, str, Connection]]:
         """(name, prefix, connection) of every server running now, in configuration order."""
@@ -296,6 +306,8 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         if resolved is None:
             return self._faulted(name, faults.unknown_tool(name))
         server, tool = resolved
+        if not server.connection.config.tools.allows(tool):
+            return self._faulted(name, faults.unknown_tool(name))
         unavailable = await self._ensure_running(server)
         if unavailable is not None:
             return self._faulted(name, unavailable)
