@@ -45,6 +45,7 @@ from fuseforks.events.types import (
     SessionEnded,
     SessionStarted,
     ToolCalled,
+    ToolFilterRecord,
     ToolResultRecorded,
     TurnEvent,
 )
@@ -94,6 +95,7 @@ class SessionSpec(msgspec.Struct, frozen=True, kw_only=True):
     result_limits: ResultLimits
     language: Language = "en"
     servers_down: list[ServerDown] = msgspec.field(default_factory=list)
+    tool_filters: list[ToolFilterRecord] = msgspec.field(default_factory=list)
 
 
 class SessionResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -137,7 +139,8 @@ class Session:
             profile=spec.profile, limits=spec.limits, result_limits=spec.result_limits,
             language=spec.language, tools=list(self.tools.tool_specs()),
             servers_down=[msgspec.structs.replace(d, reason=elide_base64(d.reason))
-                          for d in spec.servers_down]))
+                          for d in spec.servers_down],
+            tool_filters=list(spec.tool_filters)))
         await self.ledger.commit()
 
     async def call(self, call_id: str, name: str, arguments: dict[str, Any],

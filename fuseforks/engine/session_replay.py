@@ -44,7 +44,8 @@ def spec_of_session(started: SessionStarted) -> SessionSpec:
                        client_version=started.client_version, transport=started.transport,
                        profile=started.profile, limits=started.limits,
                        result_limits=started.result_limits, language=started.language,
-                       servers_down=list(started.servers_down))
+                       servers_down=list(started.servers_down),
+                       tool_filters=list(started.tool_filters))
 
 
 class _Pending:

@@ -111,6 +111,15 @@ class ServerDown(msgspec.Struct, frozen=True, kw_only=True):
     reason: str
 
 
+class ToolFilterRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """A server's allow and deny lists of tools as configured (globs on the server's own tool
+    names): only the tools they let through were offered."""
+
+    server: str
+    allow: list[str] = msgspec.field(default_factory=list)
+    deny: list[str] = msgspec.field(default_factory=list)
+
+
 class Exchange(msgspec.Struct, frozen=True, kw_only=True):
     """One earlier turn of a conversation as the model sees it again: the request and the final
     answer, text only — no tool call, tool result, image or note from that turn."""
@@ -436,6 +445,8 @@ class SessionStarted(Event, frozen=True, kw_only=True):
     tools: list[ToolSpecRecord] = msgspec.field(default_factory=list)
     """The tools offered when the session started."""
     servers_down: list[ServerDown] = msgspec.field(default_factory=list)
+    tool_filters: list[ToolFilterRecord] = msgspec.field(default_factory=list)
+    """The allow and deny lists of each server that has any, in configuration order."""
 
 
 class ResultSent(Event, frozen=True, kw_only=True):

@@ -33,7 +33,7 @@ from fuseforks.core.names import GatewayTransport, Language, SessionEndCause
 from fuseforks.engine.recorder import Publish
 from fuseforks.engine.session import Session, SessionSpec
 from fuseforks.events.sequencer import Clock
-from fuseforks.events.types import ServerDown
+from fuseforks.events.types import ServerDown, ToolFilterRecord
 from fuseforks.gateway.names import ToolNaming
 from fuseforks.gateway.profiles import NO_OVERRIDES, LimitOverrides, profile_for
 from fuseforks.gateway.upstream import UpstreamTools
@@ -78,6 +78,9 @@ class SessionBook:
         """2026-07-28 clients' `subscriptions/listen` streams."""
         self._publish = publish
         self._servers_down = list(servers_down)
+        self._tool_filters = [
+            ToolFilterRecord(server=c.name, allow=list(c.tools.allow), deny=list(c.tools.deny))
+            for c in hub.configs if c.tools.allow or c.tools.deny]
         self._clock = clock
         self.catalog = Catalog(hub)
         self._live: dict[str, LiveSession] = {}
@@ -115,7 +118,8 @@ class SessionBook:
         spec = SessionSpec(agent=settings.agent, client=client, client_version=version,
                            transport=settings.transport, profile=profile.name,
                            limits=profile.limits, result_limits=profile.result_limits,
-                           language=settings.language, servers_down=self._servers_down)
+                           language=settings.language, servers_down=self._servers_down,
+                           tool_filters=self._tool_filters)
         session = Session(spec, tools, clock=self._clock, publish=self._publish)
         await session.start()
         logger.info("gateway session %s: client %s %s, profile %s", session.session_id, client,

@@ -19,6 +19,7 @@ from fuseforks.events.types import (
     ImagesStripped,
     RequestRefused,
     RequestSent,
+    SessionStarted,
     ToolCalled,
     ToolResultRecorded,
     TurnEnded,
@@ -59,6 +60,15 @@ def test_a_digest_that_is_not_sha256_hex_is_refused_on_decode() -> None:
     body = encode_event(stripped).replace(b'"digests":["', b'"digests":["ZZ')
     with pytest.raises(msgspec.ValidationError):
         decode_event(body)
+
+
+def test_a_session_start_recorded_before_tool_filters_reads_with_none() -> None:
+    started = next(e for e in SAMPLES if isinstance(e, SessionStarted))
+    body = msgspec.json.decode(encode_event(started))
+    assert body["tool_filters"]  # the sample records some
+    del body["tool_filters"]
+    older = decode_event(msgspec.json.encode(body))
+    assert older == msgspec.structs.replace(started, tool_filters=[])
 
 
 def test_version_0_stream_upcasts_to_the_current_events() -> None:
