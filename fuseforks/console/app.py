@@ -16,6 +16,7 @@ from urllib.parse import quote, urlencode
 
 import anyio.to_thread
 import jinja2
+import msgspec
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -125,14 +126,14 @@ class Console:
             prefix = _parsed(digest_prefix, given) if given else None
             where = AuditFilter(wire=_choice(args, "provider", WIRE_NAMES),
                                 model=args.get("model") or None, tool=args.get("tool") or None,
-                                since=self._moment(args, "since"))
+                                since=self._moment(args, "since"),
+                                client=args.get("client", "").strip() or None)
             candidates = reader.digests(prefix) if prefix is not None else []
             if prefix is not None and len(candidates) != 1:
                 rows = AuditRows(origins=[], deliveries=[])
             else:
-                rows = reader.audit(AuditFilter(
-                    digest=candidates[0] if candidates else None, wire=where.wire,
-                    model=where.model, tool=where.tool, since=where.since))
+                rows = reader.audit(msgspec.structs.replace(
+                    where, digest=candidates[0] if candidates else None))
             return {"rows": rows, "shown": rows.deliveries[:AUDIT_SHOWN],
                     "sent": rows.client_deliveries[:AUDIT_SHOWN], "args": args,
                     "wires": WIRE_NAMES, "prefix": prefix, "candidates": candidates}

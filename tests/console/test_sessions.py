@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime, timedelta
 from html import unescape
 from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 from click.testing import CliRunner
+from playwright.sync_api import Page, expect
 
 from fuseforks.cli import main
 from fuseforks.events.codec import Envelope
+from fuseforks.events.types import ResultSent, SessionStarted
 from fuseforks.stores.jsonl import read_stream
 from tests.cli.crafted import write_jsonl
 from tests.console.servers import serving
@@ -113,3 +117,38 @@ def test_the_audit_page_names_the_clients_that_received_images(tmp_path: Path) -
     assert rows(page.text, "client-rows") == [
         [d["at"], d["digest"][:12], d["tool"], d["server"], "claude-ai 0.14.10", str(d["call"]),
          d["session_id"]] for d in audit["client_deliveries"]]
+
+
+def two_clients(tmp_path: Path) -> Path:
+    """The claude-ai session and a copy an hour later, as if claude-code had made the calls."""
+    first = read_stream(REPLAYS / f"{SESSION}.jsonl")
+    second: list[Envelope] = []
+    for envelope in first:
+        event = envelope.event
+        if isinstance(event, (SessionStarted, ResultSent)):
+            event = msgspec.structs.replace(event, client="claude-code", client_version="2.1.0")
+        at = datetime.fromisoformat(envelope.at) + timedelta(hours=1)
+        second.append(msgspec.structs.replace(
+            envelope, turn_id="gateway-claude-code", event=event,
+            at=at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"))
+    return write_jsonl(tmp_path / "two-clients.jsonl", first + second)
+
+
+def test_the_audit_page_finds_what_one_client_was_sent(tmp_path: Path, page: Page) -> None:
+    source = two_clients(tmp_path)
+    expected = command("audit", str(source), "--client", "claude-code")["client_deliveries"]
+    assert len(expected) == 3
+    assert {d["session_id"] for d in expected} == {"gateway-claude-code"}
+    with serving(source) as url:
+        page.goto(f"{url}audit")
+        expect(page.locator("#client-rows tbody tr")).to_have_count(6)
+        page.fill("input[name=client]", "claude-code")
+        page.click("form.filters button[type=submit]")
+        expect(page).to_have_url(re.compile(r"[?&]client=claude-code(&|$)"))
+        assert page.locator("#client-rows tbody tr").evaluate_all(
+            "rows => rows.map(r => [...r.cells].map(c => c.textContent.trim()))") == [
+            [d["at"], d["digest"][:12], d["tool"], d["server"], "claude-code 2.1.0",
+             str(d["call"]), d["session_id"]] for d in expected]
+        assert page.input_value("input[name=client]") == "claude-code"
+        page.goto(f"{url}audit?client=nobody")
+        expect(page.locator("#no-match")).to_have_text("No image matches.")
