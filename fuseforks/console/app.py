@@ -37,7 +37,8 @@ from fuseforks.stores.store import Record
 
 HERE = Path(__file__).parent
 AUDIT_SHOWN = 500
-"""Audit rows a page shows at most; the rest is counted (`fuseforks audit --csv` has them all)."""
+"""Audit rows a page shows at most, the newest; the rest is counted (`fuseforks audit --csv`
+has them all)."""
 _LISTED_WIRES = (*WIRE_NAMES, "gateway")
 """The wires the turns page filters by: a gateway session is listed with the wire `gateway`."""
 _STOPS = (*STOP_REASONS, *SESSION_END_CAUSES, "cut")
@@ -134,8 +135,8 @@ class Console:
             else:
                 rows = reader.audit(msgspec.structs.replace(
                     where, digest=candidates[0] if candidates else None))
-            return {"rows": rows, "shown": rows.deliveries[:AUDIT_SHOWN],
-                    "sent": rows.client_deliveries[:AUDIT_SHOWN], "args": args,
+            return {"rows": rows, "shown": rows.deliveries[::-1][:AUDIT_SHOWN],
+                    "sent": rows.client_deliveries[::-1][:AUDIT_SHOWN], "args": args,
                     "wires": WIRE_NAMES, "prefix": prefix, "candidates": candidates}
 
         return await self._page("audit.html", build, args=args)

@@ -142,12 +142,14 @@ def test_a_digest_prefix_finds_its_deliveries_each_linking_to_its_turn(
         "rows => rows.map(r => [r.dataset.digest, r.dataset.turn, r.dataset.placement, "
         "r.dataset.outcome])")
     assert rows == [[d["digest"], d["turn_id"], d["placement"], d["outcome"]]
-                    for d in expected["deliveries"]]
+                    for d in reversed(expected["deliveries"])]
+    expect(page.locator("#delivery-count")).to_contain_text("· newest first")
     assert page.locator("section.origin").count() == len(expected["origins"])
     refused = page.locator(f"#audit-rows tr[data-turn='{turn_id}'][data-outcome='refused']")
     expect(refused).to_have_count(2)
     refused.first.get_by_role("link", name=turn_id).click()
-    seq = next(d["request_seq"] for d in expected["deliveries"] if d["turn_id"] == turn_id)
+    seq = next(d["request_seq"] for d in reversed(expected["deliveries"])
+               if d["turn_id"] == turn_id and d["outcome"] == "refused")
     expect(page).to_have_url(f"{demo_console}turns/{turn_id}#seq-{seq}")
     expect(page.locator(f"#seq-{seq}")).to_contain_text("Request sent")
 

@@ -113,10 +113,10 @@ def test_the_audit_page_names_the_clients_that_received_images(tmp_path: Path) -
     with serving(source) as url:
         page = httpx.get(f"{url}audit")
     assert page.status_code == 200
-    assert "3 images sent to gateway clients · oldest first" in text(page.text)
+    assert "3 images sent to gateway clients · newest first" in text(page.text)
     assert rows(page.text, "client-rows") == [
         [d["at"], d["digest"][:12], d["tool"], d["server"], "claude-ai 0.14.10", str(d["call"]),
-         d["session_id"]] for d in audit["client_deliveries"]]
+         d["session_id"]] for d in reversed(audit["client_deliveries"])]
 
 
 def two_clients(tmp_path: Path) -> Path:
@@ -148,7 +148,7 @@ def test_the_audit_page_finds_what_one_client_was_sent(tmp_path: Path, page: Pag
         assert page.locator("#client-rows tbody tr").evaluate_all(
             "rows => rows.map(r => [...r.cells].map(c => c.textContent.trim()))") == [
             [d["at"], d["digest"][:12], d["tool"], d["server"], "claude-code 2.1.0",
-             str(d["call"]), d["session_id"]] for d in expected]
+             str(d["call"]), d["session_id"]] for d in reversed(expected)]
         assert page.input_value("input[name=client]") == "claude-code"
         page.goto(f"{url}audit?client=nobody")
         expect(page.locator("#no-match")).to_have_text("No image matches.")
