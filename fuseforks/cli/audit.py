@@ -3,8 +3,6 @@ tool."""
 
 from __future__ import annotations
 
-import csv
-import io
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,7 +15,7 @@ from fuseforks.projections.audit import (
     AuditFilter,
     AuditRows,
     ClientDeliveryRow,
-    DeliveryRow,
+    csv_text,
     digest_prefix,
     moment_key,
 )
@@ -46,16 +44,6 @@ class DigestPrefix(click.ParamType):
             return digest_prefix(str(value))
         except ValueError as error:
             self.fail(str(error), param, ctx)
-
-
-def as_csv(rows: list[DeliveryRow] | list[ClientDeliveryRow],
-           kind: type[DeliveryRow] | type[ClientDeliveryRow] = DeliveryRow) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(kind.__struct_fields__)
-    for row in rows:
-        writer.writerow(msgspec.structs.astuple(row))
-    return out.getvalue()
 
 
 _TURN_NOTES = {"cut": " (turn cut: no end recorded)", "interrupted": " (turn interrupted)"}
@@ -134,8 +122,8 @@ def audit(source: Location, digest: str | None, wire: str | None, model: str | N
     if as_json:
         click.echo(msgspec.json.encode(rows).decode())
     elif as_csv_flag and client is not None:
-        click.echo(as_csv(rows.client_deliveries, ClientDeliveryRow), nl=False)
+        click.echo(csv_text(rows.client_deliveries, ClientDeliveryRow), nl=False)
     elif as_csv_flag:
-        click.echo(as_csv(rows.deliveries), nl=False)
+        click.echo(csv_text(rows.deliveries), nl=False)
     else:
         print_text(rows)

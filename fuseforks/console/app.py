@@ -30,7 +30,14 @@ from fuseforks.console.turn_page import turn_page
 from fuseforks.core.errors import FuseforksError
 from fuseforks.core.names import SESSION_END_CAUSES, STOP_REASONS, WIRE_NAMES
 from fuseforks.core.texts import format_size
-from fuseforks.projections.audit import AuditFilter, AuditRows, digest_prefix, moment_key
+from fuseforks.projections.audit import (
+    AuditFilter,
+    AuditRows,
+    ClientDeliveryRow,
+    csv_text,
+    digest_prefix,
+    moment_key,
+)
 from fuseforks.projections.capabilities import capabilities
 from fuseforks.projections.words import call_end, images_shown
 from fuseforks.stores.store import Record
@@ -81,6 +88,7 @@ class Console:
             Route("/", self.turns),
             Route("/turns/{turn_id:path}", self.turn),
             Route("/audit", self.audit),
+            Route("/audit.csv", self.audit_csv),
             Route("/capabilities", self.capabilities),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ]
@@ -123,23 +131,42 @@ class Console:
         args = dict(request.query_params)
 
         def build(reader: Record) -> dict[str, Any]:
-            given = args.get("digest", "").strip()
-            prefix = _parsed(digest_prefix, given) if given else None
-            where = AuditFilter(wire=_choice(args, "provider", WIRE_NAMES),
-                                model=args.get("model") or None, tool=args.get("tool") or None,
-                                since=self._moment(args, "since"),
-                                client=args.get("client", "").strip() or None)
-            candidates = reader.digests(prefix) if prefix is not None else []
-            if prefix is not None and len(candidates) != 1:
-                rows = AuditRows(origins=[], deliveries=[])
-            else:
-                rows = reader.audit(msgspec.structs.replace(
-                    where, digest=candidates[0] if candidates else None))
+            prefix, candidates, rows = self._audit(reader, args)
             return {"rows": rows, "shown": rows.deliveries[::-1][:AUDIT_SHOWN],
                     "sent": rows.client_deliveries[::-1][:AUDIT_SHOWN], "args": args,
                     "wires": WIRE_NAMES, "prefix": prefix, "candidates": candidates}
 
         return await self._page("audit.html", build, args=args)
+
+    async def audit_csv(self, request: Request) -> Response:
+        """One table of the audit page, every row and in its order, as `fuseforks audit --csv`
+        prints it: the provider deliveries, or with `of=clients` the images sent to clients."""
+        args = dict(request.query_params)
+
+        def build(reader: Record) -> dict[str, Any]:
+            clients = _choice(args, "of", ("deliveries", "clients")) == "clients"
+            _, _, rows = self._audit(reader, args)
+            return {"csv": csv_text(rows.client_deliveries[::-1], ClientDeliveryRow) if clients
+                    else csv_text(rows.deliveries[::-1])}
+
+        return await self._page("audit.html", build, args=args, as_csv="audit.csv")
+
+    def _audit(self, reader: Record,
+               args: dict[str, str]) -> tuple[str | None, list[str], AuditRows]:
+        """The digest prefix asked for, the digests it matches and the rows the audit page
+        shows (none when the prefix matches no image or several)."""
+        given = args.get("digest", "").strip()
+        prefix = _parsed(digest_prefix, given) if given else None
+        where = AuditFilter(wire=_choice(args, "provider", WIRE_NAMES),
+                            model=args.get("model") or None, tool=args.get("tool") or None,
+                            since=self._moment(args, "since"),
+                            client=args.get("client", "").strip() or None)
+        candidates = reader.digests(prefix) if prefix is not None else []
+        if prefix is not None and len(candidates) != 1:
+            return prefix, candidates, AuditRows(origins=[], deliveries=[])
+        rows = reader.audit(msgspec.structs.replace(
+            where, digest=candidates[0] if candidates else None))
+        return prefix, candidates, rows
 
     async def capabilities(self, request: Request) -> Response:
         def build(reader: Record) -> dict[str, Any]:
@@ -151,7 +178,7 @@ class Console:
 
     async def _page(self, template: str,
                     build: Callable[[Record], dict[str, Any] | str],
-                    args: dict[str, str] | None = None) -> Response:
+                    args: dict[str, str] | None = None, as_csv: str = "") -> Response:
         def render() -> Response:
             try:
                 with self.record.reading() as reader:
@@ -165,6 +192,9 @@ class Console:
                 return self._message(503, reason, template, args)
             if isinstance(context, str):
                 return RedirectResponse(context, status_code=302)
+            if as_csv:
+                return Response(context["csv"], media_type="text/csv; charset=utf-8", headers={
+                    "content-disposition": f'attachment; filename="{as_csv}"'})
             return HTMLResponse(self._render(template, {**context, "notices": notices}))
 
         return await anyio.to_thread.run_sync(render)

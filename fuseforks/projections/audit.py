@@ -14,6 +14,8 @@ audit names the client where it names a provider.
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
@@ -34,7 +36,7 @@ from fuseforks.projections.deliveries import (
 )
 
 __all__ = ["AuditFilter", "AuditRows", "ClientDeliveryRow", "DeliveryRow", "OriginRow", "Outcome",
-           "TurnStop", "at_key", "audit_rows", "digests", "select", "since_key", "with_clients"]
+           "TurnStop", "at_key", "audit_rows", "csv_text", "digests", "select", "since_key", "with_clients"]
 
 
 class OriginRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -242,3 +244,15 @@ def digests(rows: AuditRows) -> set[str]:
     client)."""
     return ({o.digest for o in rows.origins} | {d.digest for d in rows.deliveries}
             | {d.digest for d in rows.client_deliveries})
+
+
+def csv_text(rows: Iterable[DeliveryRow] | Iterable[ClientDeliveryRow],
+             kind: type[DeliveryRow] | type[ClientDeliveryRow] = DeliveryRow) -> str:
+    """Delivery rows as CSV, a header of `kind`'s fields first: what `fuseforks audit --csv`
+    prints and the console's audit page downloads."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(kind.__struct_fields__)
+    for row in rows:
+        writer.writerow(msgspec.structs.astuple(row))
+    return out.getvalue()

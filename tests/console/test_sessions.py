@@ -152,3 +152,27 @@ def test_the_audit_page_finds_what_one_client_was_sent(tmp_path: Path, page: Pag
         assert page.input_value("input[name=client]") == "claude-code"
         page.goto(f"{url}audit?client=nobody")
         expect(page.locator("#no-match")).to_have_text("No image matches.")
+
+
+
+def test_each_audit_table_downloads_as_the_csv_audit_prints(tmp_path: Path, page: Page) -> None:
+    source = two_clients(tmp_path)
+    printed = CliRunner().invoke(main, ["audit", str(source), "--client", "claude-code", "--csv"])
+    assert printed.exit_code == 0, printed.output
+    header, *lines = printed.stdout.splitlines()
+    assert len(lines) == 3
+    with serving(source) as url:
+        page.goto(f"{url}audit?client=claude-code&tool=")
+        link = page.locator("#client-csv")
+        expect(link).to_have_text("CSV")
+        href = link.get_attribute("href")
+        assert href == "/audit.csv?client=claude-code&of=clients"
+        got = page.request.get(f"{url}{href[1:]}")
+        assert got.status == 200
+        assert got.headers["content-type"].startswith("text/csv")
+        assert got.text().splitlines() == [header, *reversed(lines)]  # as the page: newest first
+        providers = page.request.get(f"{url}audit.csv?client=claude-code")
+        every = CliRunner().invoke(main, ["audit", str(source), "--csv"])
+        assert providers.text().splitlines() == every.stdout.splitlines()  # the header alone
+        assert page.locator("#delivery-csv").count() == 0  # no provider table on this page
+        assert page.request.get(f"{url}audit.csv?of=everything").status == 400
