@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 from urllib.parse import quote, urlencode
 
 import anyio.to_thread
@@ -34,6 +34,7 @@ from fuseforks.projections.audit import (
     AuditFilter,
     AuditRows,
     ClientDeliveryRow,
+    Outcome,
     csv_text,
     digest_prefix,
     moment_key,
@@ -49,6 +50,8 @@ has them all)."""
 _LISTED_WIRES = (*WIRE_NAMES, "gateway")
 """The wires the turns page filters by: a gateway session is listed with the wire `gateway`."""
 _STOPS = (*STOP_REASONS, *SESSION_END_CAUSES, "cut")
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
+"""What became of a request that carried tool images, as the audit's rows say."""
 
 
 class Refused(Exception):
@@ -134,7 +137,8 @@ class Console:
             prefix, candidates, rows = self._audit(reader, args)
             return {"rows": rows, "shown": rows.deliveries[::-1][:AUDIT_SHOWN],
                     "sent": rows.client_deliveries[::-1][:AUDIT_SHOWN], "args": args,
-                    "wires": WIRE_NAMES, "prefix": prefix, "candidates": candidates}
+                    "wires": WIRE_NAMES, "outcomes": OUTCOMES, "prefix": prefix,
+                    "candidates": candidates}
 
         return await self._page("audit.html", build, args=args)
 
@@ -160,6 +164,8 @@ class Console:
         where = AuditFilter(wire=_choice(args, "provider", WIRE_NAMES),
                             model=args.get("model") or None, tool=args.get("tool") or None,
                             since=self._moment(args, "since"),
+                            until=self._moment(args, "until"),
+                            outcome=_choice(args, "outcome", OUTCOMES),  # type: ignore[arg-type]
                             client=args.get("client", "").strip() or None)
         candidates = reader.digests(prefix) if prefix is not None else []
         if prefix is not None and len(candidates) != 1:
@@ -208,7 +214,8 @@ class Console:
         page = {"turns.html": "turns", "audit.html": "audit"}.get(template, "")
         return HTMLResponse(self._render("message.html", {
             "status": status, "reason": reason, "page": page, "args": args or {},
-            "wires": _LISTED_WIRES if page == "turns" else WIRE_NAMES, "stops": _STOPS}),
+            "wires": _LISTED_WIRES if page == "turns" else WIRE_NAMES, "stops": _STOPS,
+            "outcomes": OUTCOMES}),
             status_code=status)
 
     def _moment(self, args: dict[str, str], name: str) -> str | None:

@@ -180,7 +180,8 @@ def _format_ms(moment: datetime) -> str:
 class AuditFilter(msgspec.Struct, frozen=True, kw_only=True):
     """Which rows an audit asks for; every field left None matches everything.
 
-    `digest` is a full digest (a prefix is resolved to one first); `since` is a `since_key`."""
+    `digest` is a full digest (a prefix is resolved to one first); `since` (inclusive) and
+    `until` (exclusive) are `since_key`s."""
 
     digest: str | None = None
     wire: str | None = None
@@ -189,24 +190,31 @@ class AuditFilter(msgspec.Struct, frozen=True, kw_only=True):
     since: str | None = None
     client: str | None = None
     """A gateway client's name: only images sent to it (no provider delivery matches)."""
+    until: str | None = None
+    outcome: Outcome | None = None
+    """What the provider did with the request (a client delivery has no outcome: none
+    matches)."""
 
     def keeps(self, row: DeliveryRow) -> bool:
         if self.client is not None or not self._keeps(row.digest, row.tool, row.at):
             return False
         return ((self.wire is None or row.wire == self.wire)
-                and (self.model is None or row.model == self.model))
+                and (self.model is None or row.model == self.model)
+                and (self.outcome is None or row.outcome == self.outcome))
 
     def keeps_client(self, row: ClientDeliveryRow) -> bool:
-        """A client delivery matches no provider or model filter, and `client` by name."""
-        if self.wire is not None or self.model is not None:
+        """A client delivery matches no provider, model or outcome filter, and `client` by
+        name."""
+        if self.wire is not None or self.model is not None or self.outcome is not None:
             return False
         return ((self.client is None or row.client == self.client)
                 and self._keeps(row.digest, row.tool, row.at))
 
     def _keeps(self, digest: str, tool: str, at: str) -> bool:
-        if self.since is not None:
+        if self.since is not None or self.until is not None:
             key = at_key(at)
-            if key is None or key < self.since:
+            if key is None or (self.since is not None and key < self.since) or (
+                    self.until is not None and key >= self.until):
                 return False
         return ((self.digest is None or digest == self.digest)
                 and (self.tool is None or tool == self.tool))

@@ -275,9 +275,10 @@ class SqlStore(EventStore, ABC):
     def _deliveries(self, where: AuditFilter) -> list[DeliveryRow]:
         sql, params = read_tables.deliveries_where(where, self.dialect)
         found: list[DeliveryRow] = self._table(read_tables.DELIVERIES, sql, params)
-        if where.since is None or self.dialect.since_in_sql:
+        if (where.since is None or self.dialect.since_in_sql) and where.until is None \
+                and where.outcome is None:
             return found
-        return [row for row in found if where.keeps(row)]
+        return [row for row in found if where.keeps(row)]  # `until` and `outcome` by its rule
 
     def digests(self, prefix: str) -> list[str]:
         if not self._rows_current:

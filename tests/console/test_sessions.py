@@ -176,3 +176,35 @@ def test_each_audit_table_downloads_as_the_csv_audit_prints(tmp_path: Path, page
         assert providers.text().splitlines() == every.stdout.splitlines()  # the header alone
         assert page.locator("#delivery-csv").count() == 0  # no provider table on this page
         assert page.request.get(f"{url}audit.csv?of=everything").status == 400
+
+
+def test_the_audit_page_filters_by_outcome_and_time_range(tmp_path: Path, page: Page) -> None:
+    envelopes: list[Envelope] = []
+    for name in ("p4-anthropic", "p4-image-refusing", SESSION):
+        envelopes += read_stream(REPLAYS / f"{name}.jsonl")
+    source = write_jsonl(tmp_path / "three.jsonl", envelopes)
+    every = command("audit", str(source))
+    assert {d["outcome"] for d in every["deliveries"]} == {"received", "refused"}
+    until = "2026-11-30T00:00:00.100Z"
+    with serving(source) as url:
+        page.goto(f"{url}audit")
+        page.select_option("select[name=outcome]", "refused")
+        page.click("form.filters button[type=submit]")
+        expect(page).to_have_url(re.compile(r"[?&]outcome=refused(&|$)"))
+        shown = page.locator("#audit-rows tbody tr").evaluate_all(
+            "rows => rows.map(r => [r.dataset.turn, r.dataset.outcome, r.cells[0].textContent])")
+        assert shown == [[d["turn_id"], "refused", d["at"]] for d in reversed(every["deliveries"])
+                         if d["outcome"] == "refused"]
+        assert len(shown) == 2
+        assert page.locator("#client-rows").count() == 0  # an image sent to a client has none
+        page.goto(f"{url}audit?since=2026-11-30T00:00:00.080Z&until={until}")
+        assert page.input_value("input[name=until]") == until
+        assert page.locator("#audit-rows tbody tr").evaluate_all(
+            "rows => rows.map(r => r.dataset.turn)") == ["p4-image-refusing", "p4-anthropic"]
+        assert page.locator("#client-rows tbody tr").evaluate_all(
+            "rows => rows.map(r => r.cells[0].textContent)") == [
+            d["at"] for d in reversed(every["client_deliveries"])
+            if "2026-11-30T00:00:00.080Z" <= d["at"] < until]
+        refused = page.goto(f"{url}audit?until=yesterday")
+        assert refused is not None and refused.status == 400
+        expect(page.locator("main")).to_contain_text("until: 'yesterday' is neither")

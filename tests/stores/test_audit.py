@@ -65,3 +65,21 @@ def test_sql_and_fold_select_the_same_deliveries(tmp_path: Path, since: str | No
     assert sorted((at_key(d.at) or "", d.turn_id) for d in in_sql.deliveries) == sorted(
         (at_key(d.at) or "", d.turn_id) for d in folded.deliveries)
     assert sorted(d.turn_id for d in in_sql.deliveries) == sorted(expected)
+
+
+@pytest.mark.parametrize("where", [
+    AuditFilter(until="2026-11-30T08:48:54.059Z"),
+    AuditFilter(since="2026-11-30T08:48:54.000Z", until="2026-11-30T08:49:00.000Z"),
+    AuditFilter(outcome="received"),
+    AuditFilter(outcome="refused"),
+])
+def test_sql_and_fold_agree_on_until_and_outcome(tmp_path: Path, where: AuditFilter) -> None:
+    turns = [camera_turn(name, [digest(i + 1)], start="2026-11-30T08:00:00.000Z", delivered_at=at)
+             for i, (name, at) in enumerate(TIMES.items())]
+    with SqliteStore(tmp_path / "s.db") as store:
+        for turn in turns:
+            store.append(turn)
+        in_sql = store.audit(where)
+    folded = select(audit_rows(e for turn in turns for e in turn), where)
+    assert in_sql == folded
+    assert all(where.keeps(d) for d in in_sql.deliveries)
