@@ -4,7 +4,7 @@ tool."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, get_args
 
 import click
 import msgspec
@@ -19,9 +19,10 @@ from fuseforks.projections.audit import (
     digest_prefix,
     moment_key,
 )
+from fuseforks.projections.deliveries import Outcome
 
 
-class Since(click.ParamType):
+class Moment(click.ParamType):
     """A moment: ISO-8601 with any offset (UTC without one), or a duration meaning that long ago.
     Converted to the form recorded times are compared in (`since_key`)."""
 
@@ -87,18 +88,22 @@ Examples:
 @click.option("--tool", default=None,
               help="Only images from this tool, named as the model saw it (server__tool), e.g. "
                    "nik__live_view_image.")
-@click.option("--since", type=Since(), default=None,
+@click.option("--since", type=Moment(), default=None,
               help="Only requests at or after TIME: ISO-8601 with any offset (UTC without one), "
                    "e.g. 2026-11-30T08:48:54Z or 2026-11-30T09:48+01:00, or a duration back from "
                    "now: 30m, 2h, 7d (s, m, h, d, w).")
+@click.option("--until", type=Moment(), default=None,
+              help="Only requests before TIME (the same forms as --since).")
+@click.option("--outcome", type=click.Choice(get_args(Outcome)), default=None,
+              help="Only requests the provider answered so: received, refused, unanswered.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print origins and deliveries as one JSON object.")
 @click.option("--csv", "as_csv_flag", is_flag=True,
               help="Print the deliveries as CSV with a header row (with --client, the images "
                    "sent to gateway clients).")
 def audit(source: Location, digest: str | None, wire: str | None, model: str | None,
-          client: str | None, tool: str | None, since: str | None, as_json: bool,
-          as_csv_flag: bool) -> None:
+          client: str | None, tool: str | None, since: str | None, until: str | None,
+          outcome: Outcome | None, as_json: bool, as_csv_flag: bool) -> None:
     """Which tool images went to which provider, from which tool.
 
     Every delivery of a tool image in SOURCE (a store or a JSON Lines stream): the request that
@@ -118,7 +123,8 @@ def audit(source: Location, digest: str | None, wire: str | None, model: str | N
             rows = AuditRows(origins=[], deliveries=[])
         else:
             rows = opened.audit(AuditFilter(digest=full, wire=wire, model=model, tool=tool,
-                                            since=since, client=client))
+                                            since=since, until=until, outcome=outcome,
+                                            client=client))
     if as_json:
         click.echo(msgspec.json.encode(rows).decode())
     elif as_csv_flag and client is not None:

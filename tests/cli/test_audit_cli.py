@@ -66,6 +66,18 @@ def test_since_compares_instants_with_any_offset(source: Path, since: str,
     assert delivered(source, "--since", since) == expected
 
 
+@pytest.mark.parametrize(("window", "expected"), [
+    (["--until", "2026-11-30T08:48:54.057Z"], ["before"]),  # until is exclusive
+    (["--until", "2026-11-30T08:48:54.058Z"], ["before", "exact"]),
+    (["--since", "2026-11-30T08:48:54Z", "--until", "2026-11-30T09:00+00:00"], ["exact"]),
+    (["--outcome", "received"], ["before", "exact", "later"]),
+    (["--outcome", "refused"], []),
+])
+def test_until_and_outcome_narrow_as_on_the_console(source: Path, window: list[str],
+                                                     expected: list[str]) -> None:
+    assert delivered(source, *window) == expected
+
+
 def test_since_a_duration_means_that_long_ago(tmp_path: Path) -> None:
     now = datetime.now(UTC)
     old, recent = (since_key(now - timedelta(hours=h)) for h in (3, 1))
