@@ -116,6 +116,11 @@ What a client's configuration needs, with absolute paths:
               help="Seconds a tool call may take; a server that did not answer is restarted.")
 @click.option("--mcp-start-timeout", type=_SECONDS, default=DEFAULT_START_TIMEOUT,
               show_default=True, help="Seconds an MCP server may take to start.")
+@click.option("--pin", is_flag=True,
+              help="Keep from clients a tool whose description or input schema changed since "
+                   "this gateway last offered it, until approved with --approve.")
+@click.option("--approve", multiple=True, metavar="TOOL",
+              help="Offer this changed tool (as clients see its name) with its new definition.")
 @click.option("--snippet", type=click.Choice(SNIPPET_CLIENTS), default=None,
               help="Print what CLIENT's configuration needs to start this gateway (absolute "
                    "paths), and exit.")
@@ -124,7 +129,8 @@ def gateway(config_file: Path, address: str | None, profile: str, max_edge: int 
             max_result_tokens: int | None, tool_names: ToolNaming, language: Language,
             db: Location | None, log_file: Path | None, agent: str, token_file: Path | None,
             allow_host: tuple[str, ...], allow_origin: tuple[str, ...], call_timeout: float,
-            mcp_start_timeout: float, snippet: str | None) -> None:
+            mcp_start_timeout: float, pin: bool, approve: tuple[str, ...],
+            snippet: str | None) -> None:
     """Stand in front of MCP servers for any MCP client, with the image rules.
 
     An MCP server (stdio, or streamable HTTP with --http) offering the tools, resources and
@@ -162,7 +168,7 @@ def gateway(config_file: Path, address: str | None, profile: str, max_edge: int 
         overrides=LimitOverrides(max_edge_px=max_edge, max_bytes=max_image_bytes,
                                  max_images=max_images, result_max_bytes=max_result_bytes,
                                  result_max_tokens=max_result_tokens),
-        naming=tool_names, language=language)
+        naming=tool_names, language=language, pin=pin, approve=approve)
     options = GatewayOptions(servers=servers, settings=settings, store=store, log=log_file,
                              http=http, call_timeout=call_timeout,
                              start_timeout=mcp_start_timeout)

@@ -96,6 +96,8 @@ class SessionSpec(msgspec.Struct, frozen=True, kw_only=True):
     language: Language = "en"
     servers_down: list[ServerDown] = msgspec.field(default_factory=list)
     tool_filters: list[ToolFilterRecord] = msgspec.field(default_factory=list)
+    changed_tools: list[str] = msgspec.field(default_factory=list)
+    withheld_tools: list[str] = msgspec.field(default_factory=list)
 
 
 class SessionResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -140,7 +142,8 @@ class Session:
             language=spec.language, tools=list(self.tools.tool_specs()),
             servers_down=[msgspec.structs.replace(d, reason=elide_base64(d.reason))
                           for d in spec.servers_down],
-            tool_filters=list(spec.tool_filters)))
+            tool_filters=list(spec.tool_filters), changed_tools=list(spec.changed_tools),
+            withheld_tools=list(spec.withheld_tools)))
         await self.ledger.commit()
 
     async def call(self, call_id: str, name: str, arguments: dict[str, Any],

@@ -45,7 +45,9 @@ def spec_of_session(started: SessionStarted) -> SessionSpec:
                        profile=started.profile, limits=started.limits,
                        result_limits=started.result_limits, language=started.language,
                        servers_down=list(started.servers_down),
-                       tool_filters=list(started.tool_filters))
+                       tool_filters=list(started.tool_filters),
+                       changed_tools=list(started.changed_tools),
+                       withheld_tools=list(started.withheld_tools))
 
 
 class _Pending:

@@ -447,6 +447,10 @@ class SessionStarted(Event, frozen=True, kw_only=True):
     servers_down: list[ServerDown] = msgspec.field(default_factory=list)
     tool_filters: list[ToolFilterRecord] = msgspec.field(default_factory=list)
     """The allow and deny lists of each server that has any, in configuration order."""
+    changed_tools: list[str] = msgspec.field(default_factory=list)
+    """Tools whose description or input schema is not the one the gateway last offered."""
+    withheld_tools: list[str] = msgspec.field(default_factory=list)
+    """Of those, the ones kept from the client until approved (`--pin`)."""
 
 
 class ResultSent(Event, frozen=True, kw_only=True):

@@ -33,15 +33,18 @@ from fuseforks.core.names import SessionEndCause
 from fuseforks.edge.serving import bind
 from fuseforks.events.secrets import Secrets
 from fuseforks.events.sequencer import Clock
-from fuseforks.events.types import ServerDown
+from fuseforks.events.types import ServerDown, SessionStarted
 from fuseforks.gateway.http import Listener, http_app, listener, security
+from fuseforks.gateway.pins import ToolChange, change_lines, changes, last_offered
 from fuseforks.gateway.server import gateway_server
 from fuseforks.gateway.sessions import GatewaySettings, SessionBook
 from fuseforks.gateway.stdio import answering, stdin_lines
+from fuseforks.gateway.upstream import hub_names, offered_specs
 from fuseforks.mcp.config import ServerConfig
 from fuseforks.mcp.connection import DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT
 from fuseforks.mcp.hub import ToolHub
 from fuseforks.stores.open import open_store
+from fuseforks.stores.store import EventStore
 from fuseforks.stores.urls import DatabaseUrl
 from fuseforks.traces.live import live_subscriber
 from fuseforks.wires.base import Endpoint
@@ -136,9 +139,14 @@ class Gateway:
                 started = [s.name for s in options.servers if s.name not in hub.start_faults]
                 for line in start_lines(options.store, started, hub.start_faults, secrets):
                     self.on_started(line)
+            found, withheld = await self._pins(store, hub)
+            if self.on_started is not None:
+                for line in change_lines(found, withheld, options.settings.pin):
+                    self.on_started(secrets.text(line))
             down = [ServerDown(server=name, reason=reason)
                     for name, reason in hub.start_faults.items()]
             self.book = SessionBook(hub, options.settings, bus.publish, servers_down=down,
+                                    changed=[c.name for c in found], withheld=withheld,
                                     clock=self.clock)
             try:
                 async with anyio.create_task_group() as group:
@@ -152,6 +160,20 @@ class Gateway:
                 with anyio.CancelScope(shield=True):
                     await self.book.end_all(self.cause)
         return EXIT_CODES[self.cause]
+
+    async def _pins(self, store: EventStore, hub: ToolHub) -> tuple[list[ToolChange], list[str]]:
+        """The tools whose definition is not the one last offered (the record's sessions of this
+        gateway), and those of them kept from clients: with `--pin`, all but the approved. The
+        hub stops offering those."""
+        settings = self.options.settings
+        started = await anyio.to_thread.run_sync(store.of_kinds, ["SessionStarted"])
+        offered = last_offered((e.event for e in started if isinstance(e.event, SessionStarted)),
+                               settings.agent)
+        names = hub_names(hub, settings.naming)
+        found = changes(offered, offered_specs(hub, settings.naming))
+        withheld = [c.name for c in found if settings.pin and c.name not in settings.approve]
+        hub.withheld = frozenset(names.prefixed(name) for name in withheld)
+        return found, withheld
 
     async def _watch_signals(self, group: TaskGroup) -> None:
         with anyio.open_signal_receiver(*_SIGNALS) as signals:

@@ -58,6 +58,10 @@ class GatewaySettings(msgspec.Struct, frozen=True, kw_only=True):
     overrides: LimitOverrides = NO_OVERRIDES
     naming: ToolNaming = "prefixed"
     language: Language = "en"
+    pin: bool = False
+    """A tool whose definition changed since it was last offered is withheld until approved."""
+    approve: tuple[str, ...] = ()
+    """Changed tools offered anyway (their new definition becomes the pinned one)."""
 
 
 class LiveSession:
@@ -71,13 +75,15 @@ class LiveSession:
 
 class SessionBook:
     def __init__(self, hub: ToolHub, settings: GatewaySettings, publish: Publish | None, *,
-                 servers_down: Sequence[ServerDown] = (), clock: Clock | None = None) -> None:
+                 servers_down: Sequence[ServerDown] = (), changed: Sequence[str] = (),
+                 withheld: Sequence[str] = (), clock: Clock | None = None) -> None:
         self.hub = hub
         self.settings = settings
         self.listeners = InMemorySubscriptionBus()
         """2026-07-28 clients' `subscriptions/listen` streams."""
         self._publish = publish
         self._servers_down = list(servers_down)
+        self._changed, self._withheld = list(changed), list(withheld)
         self._tool_filters = [
             ToolFilterRecord(server=c.name, allow=list(c.tools.allow), deny=list(c.tools.deny))
             for c in hub.configs if c.tools.allow or c.tools.deny]
@@ -119,7 +125,8 @@ class SessionBook:
                            transport=settings.transport, profile=profile.name,
                            limits=profile.limits, result_limits=profile.result_limits,
                            language=settings.language, servers_down=self._servers_down,
-                           tool_filters=self._tool_filters)
+                           tool_filters=self._tool_filters, changed_tools=self._changed,
+                           withheld_tools=self._withheld)
         session = Session(spec, tools, clock=self._clock, publish=self._publish)
         await session.start()
         logger.info("gateway session %s: client %s %s, profile %s", session.session_id, client,

@@ -27,6 +27,19 @@ from fuseforks.ports.tools import ToolOutput
 _json = msgspec.json.Encoder()
 
 
+def hub_names(hub: ToolHub, naming: ToolNaming) -> Names:
+    """The names the hub's tools are offered under."""
+    return Names(((d.name, d.tool) for d in hub.list_tools()), naming)
+
+
+def offered_specs(hub: ToolHub, naming: ToolNaming) -> list[ToolSpecRecord]:
+    """The hub's tools as a client is offered them, and as a session's start records them."""
+    names = hub_names(hub, naming)
+    return [ToolSpecRecord(name=names.exposed(d.name), description=d.description,
+                           input_schema=_json.encode(d.input_schema).decode())
+            for d in hub.list_tools()]
+
+
 class UpstreamTools:
     """The hub's tools, resources and prompts, as one client session sees them (names, limits,
     language)."""
@@ -48,13 +61,10 @@ class UpstreamTools:
             update={"name": self._prompts.exposed(p.name)})) for p in prompts]
 
     def names(self) -> Names:
-        return Names(((d.name, d.tool) for d in self.hub.list_tools()), self.naming)
+        return hub_names(self.hub, self.naming)
 
     def tool_specs(self) -> list[ToolSpecRecord]:
-        names = self.names()
-        return [ToolSpecRecord(name=names.exposed(d.name), description=d.description,
-                               input_schema=_json.encode(d.input_schema).decode())
-                for d in self.hub.list_tools()]
+        return offered_specs(self.hub, self.naming)
 
     def server_of(self, name: str, method: McpMethod = "tools/call") -> str:
         if method == "resources/read":

@@ -166,6 +166,9 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         self._waiting_interval = waiting_interval
         self._link_seconds = link_seconds
         self.on_progress = on_progress
+        self.withheld: frozenset[str] = frozenset()
+        """Prefixed tools kept from whoever uses the hub (a gateway's pinned tools whose
+        definition changed): not listed, and a call to one is refused as an unknown tool's."""
         """Hears every server's progress notifications (may be set after the hub starts)."""
         self.start_faults: dict[str, str] = {}  # server name -> why it did not start
 
@@ -245,6 +248,7 @@ class ToolHub(anyio.AsyncContextManagerMixin):
             for server in self._servers
             if server.connection.connected
             for tool in server.tools
+            if f"{server.prefix}{SEPARATOR}{tool.name}" not in self.withheld
         ]
 
     def listed_tools(self) -> list[tuple[str, Tool]]:
@@ -252,7 +256,8 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         order of `list_tools`."""
         return [(f"{server.prefix}{SEPARATOR}{tool.name}", tool)
                 for server in self._servers if server.connection.connected
-                for tool in server.tools]
+                for tool in server.tools
+                if f"{server.prefix}{SEPARATOR}{tool.name}" not in self.withheld]
 
     def connected(self) -> list[tuple[str, str, Connection]]:
         """(name, prefix, connection) of every server running now, in configuration order."""
@@ -303,7 +308,7 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         (unknown tool, server down, crash, timeout, garbage). Never raises. `on_progress` hears
         the server's progress notifications for the call."""
         resolved = self._resolve(name)
-        if resolved is None:
+        if resolved is None or name in self.withheld:
             return self._faulted(name, faults.unknown_tool(name))
         server, tool = resolved
         if not server.connection.config.tools.allows(tool):
