@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
+from click.testing import CliRunner
 from mcp.types import TextContent
 
+from fuseforks.cli import main
 from fuseforks.core.media import ImageLimits, ResultLimits
 from fuseforks.events.types import SessionStarted, ToolSpecRecord
 from fuseforks.gateway.pins import ToolChange, change_lines, changes, last_offered
@@ -89,6 +92,12 @@ async def test_a_changed_tool_is_withheld_with_pin_until_approved(tmp_path: Path
     assert (approved.changed_tools, approved.withheld_tools) == (["shots__small"], [])
     tools, _, after = await session(tmp_path, RUG_PULL, "--pin")  # the approved one is pinned
     assert "shots__small" in tools and after.changed_tools == []
+    # every session re-drives from its start to the same events, what was withheld included
+    replayed = await anyio.to_thread.run_sync(CliRunner().invoke, main,
+                                              ["replay", str(tmp_path / "g.db"), "--verify"])
+    assert replayed.exit_code == 0, replayed.output
+    verdicts = [line for line in replayed.stdout.splitlines() if "verify:" in line]
+    assert len(verdicts) == 5 and all(v.startswith("  verify: identical (") for v in verdicts)
 
 
 async def test_without_pin_a_change_is_named_once_and_offered(tmp_path: Path) -> None:
