@@ -44,13 +44,7 @@ CAMERA = {"mcpServers": {"nik": {"command": sys.executable,
                                  "args": ["-m", "fuseforks.demo.camera"]}}}
 
 
-@pytest.fixture(autouse=True)
-def no_otel_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in list(os.environ):
-        if name.startswith("OTEL_"):
-            monkeypatch.delenv(name)
-    yield
-    otel.close_live_exports()  # what the process's exit does
+pytestmark = pytest.mark.usefixtures("no_otel_environment")
 
 
 @contextmanager

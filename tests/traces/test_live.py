@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from fuseforks.events.codec import Envelope
 from fuseforks.events.types import RequestSent, TurnInterrupted
 from fuseforks.simulator import Script, run_simulator
 from fuseforks.stores.memory import MemoryStore
-from fuseforks.traces import SpanSubscriber, live_subscriber, otel
+from fuseforks.traces import SpanSubscriber, live_subscriber
 from fuseforks.traces.live import configured
 from tests.helpers import processes
 from tests.traces.support import InMemory, finished, shape
@@ -32,13 +32,7 @@ KEY = "sk-traces-tests"
 CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
 
-@pytest.fixture(autouse=True)
-def no_otel_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in list(os.environ):
-        if name.startswith("OTEL_"):
-            monkeypatch.delenv(name)
-    yield
-    otel.close_live_exports()  # what the process's exit does
+pytestmark = pytest.mark.usefixtures("no_otel_environment")
 
 
 async def test_a_live_turn_gives_the_spans_its_record_gives() -> None:
