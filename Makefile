@@ -1,9 +1,13 @@
 # Two commands for a newcomer: `make demo` and `make test`. Each builds .venv itself; `make test`
-# also installs the distribution's Chromium (the console's browser tests) when it is missing.
+# also installs the distribution's Chromium (the console's browser tests) when it is missing, and
+# the npm packages the tests run (MCP servers and a client other people wrote) from their lock.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 CHROMIUM := /usr/bin/chromium
+# The npm packages the tests run, at the exact versions of tests/npm/package-lock.json.
+NPM_TESTS := tests/npm
+NPM_INSTALLED := $(NPM_TESTS)/node_modules/.installed
 # The test environment is installed from a lock of exact versions the suite passed with
 # (`requirements/test.txt`, made by uv from `requirements/test.in`); `make demo` installs fuseforks
 # as a user does, its dependencies' newest releases within the lower bounds of pyproject.toml.
@@ -12,7 +16,7 @@ UV_VERSION := 0.13.9
 LOCK_COMMAND := uv pip compile requirements/test.in --python-version 3.11 --universal \
 	--no-emit-package fuseforks --custom-compile-command 'make lock' -o $(LOCK)
 
-.PHONY: demo test lock test-latest bench bench-peers cluster clean
+.PHONY: demo test npm lock test-latest bench bench-peers cluster clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,10 +41,20 @@ $(CHROMIUM):
 	$$as_root apt-get update -qq >/dev/null && \
 	$$as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 
+# Only when node_modules is missing or older than the lock: `npm ci` installs exactly the lock.
+# @playwright/mcp drives the distribution's Chromium (the tests name it), so Playwright downloads
+# no browser of its own.
+$(NPM_INSTALLED): $(NPM_TESTS)/package.json $(NPM_TESTS)/package-lock.json
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix $(NPM_TESTS) --no-audit --no-fund \
+		--loglevel=error
+	touch $@
+
+npm: $(NPM_INSTALLED)
+
 demo: $(VENV)/.installed
 	$(BIN)/fuseforks demo
 
-test: $(VENV)/.installed-test | $(CHROMIUM)
+test: $(VENV)/.installed-test $(NPM_INSTALLED) | $(CHROMIUM)
 	$(BIN)/ruff check fuseforks tests benchmarks
 	$(BIN)/mypy fuseforks
 	$(BIN)/lint-imports
@@ -85,4 +99,4 @@ bench-peers: $(PEERS_VENV)/.installed
 	$(PEERS_VENV)/bin/python -m benchmarks.bench_peers $(ARGS)
 
 clean:
-	rm -rf $(VENV) $(PEERS_VENV) fuseforks.db fuseforks.db-wal fuseforks.db-shm fuseforks-cluster
+	rm -rf $(VENV) $(PEERS_VENV) $(NPM_TESTS)/node_modules fuseforks.db fuseforks.db-wal fuseforks.db-shm fuseforks-cluster

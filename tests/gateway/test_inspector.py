@@ -11,11 +11,9 @@ import signal
 from pathlib import Path
 from typing import Any
 
-import pytest
 from PIL import Image
 
 from fuseforks.events.types import ResultSent, SessionStarted
-from tests.gateway import npm
 from tests.gateway.conftest import (
     REPO,
     gateway_command,
@@ -24,19 +22,14 @@ from tests.gateway.conftest import (
     shots,
     write_config,
 )
-from tests.helpers import processes
+from tests.helpers import npm, processes
 
 
-@pytest.fixture(scope="session")
-def packages() -> Path:
-    return npm.install()
-
-
-def inspect(packages: Path, target: list[str], *method: str) -> dict[str, Any]:
+def inspect(target: list[str], *method: str) -> dict[str, Any]:
     """Run the Inspector's CLI once against `target` (a command, or a URL) and read its JSON."""
-    command = [*npm.inspector(packages), *method, "--", *target]
+    command = [*npm.inspector(), *method, "--", *target]
     if target[0].startswith("http"):
-        command = [*npm.inspector(packages), target[0], *method]
+        command = [*npm.inspector(), target[0], *method]
     result = processes.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     return dict(json.loads(result.stdout))
@@ -53,14 +46,14 @@ def long_edge(data: bytes) -> int:
 
 
 def test_the_inspector_over_stdio_lists_and_calls_through_the_gateway(
-        tmp_path: Path, packages: Path) -> None:
-    config = write_config(tmp_path, everything=npm.everything(packages), shots=shots())
+        tmp_path: Path) -> None:
+    config = write_config(tmp_path, everything=npm.everything(), shots=shots())
     db = tmp_path / "g.db"
     gateway = gateway_command(config, "--db", str(db), "--profile", "claude-desktop")
-    listed = inspect(packages, gateway, "--method", "tools/list")
-    tiny = inspect(packages, gateway, "--method", "tools/call", "--tool-name",
+    listed = inspect(gateway, "--method", "tools/list")
+    tiny = inspect(gateway, "--method", "tools/call", "--tool-name",
                    "everything__get-tiny-image")
-    retina = inspect(packages, gateway, "--method", "tools/call", "--tool-name", "shots__retina")
+    retina = inspect(gateway, "--method", "tools/call", "--tool-name", "shots__retina")
     names = [tool["name"] for tool in listed["tools"]]
     assert {"everything__echo", "everything__get-tiny-image", "shots__screen",
             "shots__retina"} <= set(names)
@@ -81,14 +74,13 @@ def test_the_inspector_over_stdio_lists_and_calls_through_the_gateway(
                     hashlib.sha256(retina_image).hexdigest()]
 
 
-def test_the_inspector_over_http_calls_through_the_gateway(tmp_path: Path,
-                                                          packages: Path) -> None:
-    config = write_config(tmp_path, everything=npm.everything(packages), shots=shots())
+def test_the_inspector_over_http_calls_through_the_gateway(tmp_path: Path) -> None:
+    config = write_config(tmp_path, everything=npm.everything(), shots=shots())
     db = tmp_path / "g.db"
     with http_gateway(config, "--db", str(db), "--profile", "many-images") as gateway:
-        screen = inspect(packages, [gateway.url], "--method", "tools/call", "--tool-name",
+        screen = inspect([gateway.url], "--method", "tools/call", "--tool-name",
                          "shots__screen")
-        echo = inspect(packages, [gateway.url], "--method", "tools/call", "--tool-name",
+        echo = inspect([gateway.url], "--method", "tools/call", "--tool-name",
                        "everything__echo", "--tool-arg", "message=through the gateway")
         assert gateway.stop(signal.SIGTERM) == 143
     [image] = images(screen)

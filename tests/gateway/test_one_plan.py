@@ -31,9 +31,9 @@ from PIL import Image
 
 from fuseforks.cli import main
 from fuseforks.events.types import ImagesNormalized, ResultSent, ToolCalled, ToolResultRecorded
-from tests.gateway import npm
 from tests.gateway.conftest import PYTHON, REPO, recorded, shots, stdio_gateway, write_config
 from tests.gateway.pictures import SCREEN_SIZE
+from tests.helpers import npm
 from tests.helpers.results import pictures_of
 
 CLAUDE_CODE_CHARS = 25_000 * 4  # its token limit, four characters a token, base64 as text
@@ -95,9 +95,8 @@ async def test_an_image_for_the_user_beside_one_for_the_model_reaches_the_client
 
 
 async def test_server_everythings_annotated_image_reaches_the_client(tmp_path: Path) -> None:
-    packages = await anyio.to_thread.run_sync(npm.install)
     db = tmp_path / "g.db"
-    async with stdio_gateway(write_config(tmp_path, everything=npm.everything(packages)),
+    async with stdio_gateway(write_config(tmp_path, everything=npm.everything()),
                              "--db", str(db), client="claude-code") as session:
         result = await session.call_tool("everything__get-annotated-message",
                                          {"messageType": "success", "includeImage": True})
@@ -202,9 +201,8 @@ async def test_every_kind_of_block_through_the_gateway(tmp_path: Path) -> None:
 
 async def test_server_everythings_resources_and_prompts_through_the_gateway(
         tmp_path: Path) -> None:
-    packages = await anyio.to_thread.run_sync(npm.install)
     db = tmp_path / "g.db"
-    async with stdio_gateway(write_config(tmp_path, everything=npm.everything(packages)),
+    async with stdio_gateway(write_config(tmp_path, everything=npm.everything()),
                              "--db", str(db), client="claude-ai") as session:
         await session.list_resource_templates()
         text = await session.read_resource("demo://resource/dynamic/text/1")

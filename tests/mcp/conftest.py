@@ -119,7 +119,7 @@ def environ_without(*names: str) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def reference_bin() -> Path:
-    """The npm reference servers' `.bin` folder (installed once, `tests/helpers/npm.py`)."""
+    """The npm reference servers' `.bin` folder (`tests/helpers/npm.py`)."""
     from tests.helpers.npm import npm_bin
 
     return npm_bin()

@@ -1,7 +1,7 @@
 """Every kind of content as servers nobody here wrote send it: the npm reference servers
 `@modelcontextprotocol/server-filesystem` (`read_media_file`) and
 `@modelcontextprotocol/server-everything` (resource links, annotations, progress, and its older
-HTTP+SSE transport behind a bare `url`), installed by the test run (`tests/helpers/npm.py`)."""
+HTTP+SSE transport behind a bare `url`), installed by `make test` (`tests/helpers/npm.py`)."""
 
 from __future__ import annotations
 
