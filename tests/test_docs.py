@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import pkgutil
 import re
 from pathlib import Path
@@ -186,3 +187,12 @@ def test_every_picture_the_readme_shows_is_in_the_repository() -> None:
     assert "docs/console-turn.png" in pictures
     for picture in pictures:
         assert (ROOT / picture).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", picture
+
+
+def test_the_npm_versions_the_docs_name_are_the_ones_the_tests_run() -> None:
+    """The docs' `npx` lines name each package at the version of tests/npm/package.json."""
+    pinned = json.loads((ROOT / "tests" / "npm" / "package.json").read_text())["dependencies"]
+    named = re.findall(r"(@[\w-]+/[\w-]+)@(\d[\w.-]*)", (DOCS / "gateway.md").read_text())
+    assert {name for name, _ in named} >= {"@playwright/mcp",
+                                          "@modelcontextprotocol/server-everything"}
+    assert [(name, version) for name, version in named if pinned.get(name) != version] == []
