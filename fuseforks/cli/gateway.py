@@ -78,10 +78,11 @@ What a client's configuration needs, with absolute paths:
               help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio. Any address "
                    f"but a loopback one needs a bearer token ({TOKEN_ENV} or --token-file).")
 @click.option("--profile", type=click.Choice(PROFILE_NAMES), default="auto", show_default=True,
-              help="The limits of the client in front: auto picks claude-desktop or "
-                   "claude-code by the client's name, image-rules (1568 px, as a turn "
-                   "sends images) for any other; api-limits keeps only what APIs accept "
-                   "(generic is its old name).")
+              help="The limits of the client in front: auto picks by the client's name "
+                   "(claude-desktop, claude-code; structured-first for Codex CLI and "
+                   "opencode, which read structuredContent alone and would lose the images), "
+                   "image-rules (1568 px, as a turn sends images) for any other; api-limits "
+                   "keeps only what APIs accept (generic is its old name).")
 @click.option("--max-edge", type=_POSITIVE, default=None,
               help="Long edge of a sent image, in pixels (over the profile's).")
 @click.option("--max-image-bytes", type=_POSITIVE, default=None,

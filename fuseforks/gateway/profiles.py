@@ -15,6 +15,10 @@ are the engine's, in `fuseforks.images`. Where the numbers come from (docs/gatew
   counted an image's base64 text as text while doing so (about four characters a token): the
   budget of a whole result is counted that way here, the safe reading.
 
+- Codex CLI and opencode give their model only a result's `structuredContent` when it has one,
+  and drop its content blocks, images included: `structured-first` keeps the images reaching the
+  model (`ClientProfile.structured_first`).
+
 Every profile lets an image that is too large after re-encoding shrink until it fits (the engine
 drops it instead): a smaller picture is worth more to a client than a note that there was one.
 """
@@ -53,6 +57,11 @@ class ClientProfile(msgspec.Struct, frozen=True, kw_only=True):
     summary: str
     limits: ImageLimits
     result_limits: ResultLimits = ResultLimits()
+    structured_first: bool = False
+    """The client gives its model a result's `structuredContent` alone when there is one, and
+    drops the content blocks beside it. A result with an image then goes without
+    `structuredContent`, its JSON as one more text block (`fuseforks.mcp.reply`), and tools are
+    offered without `outputSchema`, so the client's SDK asks for no structured content."""
 
 
 def _profiles(environ: Mapping[str, str]) -> dict[str, ClientProfile]:
@@ -85,21 +94,41 @@ def _profiles(environ: Mapping[str, str]) -> dict[str, ClientProfile]:
             limits=ImageLimits(max_edge_px=MAX_EDGE_PX, max_bytes=API_MAX_IMAGE_BYTES,
                                shrink=True),
             result_limits=ResultLimits(max_tokens=code_tokens)),
+        "structured-first": ClientProfile(
+            name="structured-first",
+            summary="the engine's limits; a result with images sent without structuredContent",
+            limits=msgspec.structs.replace(ENGINE_LIMITS, shrink=True),
+            structured_first=True),
     }
 
 
 PROFILE_NAMES = ("auto", "image-rules", "api-limits", "many-images", "claude-desktop",
-                 "claude-code", "generic")
+                 "claude-code", "structured-first", "generic")
 """What `--profile` takes; `auto` picks one by the client's name (`CLIENT_PROFILES`). `generic`
 is the old name of `api-limits`, still taken."""
 
 ALIASES = {"generic": "api-limits"}
 
-CLIENT_PROFILES = {"claude-ai": "claude-desktop", "claude-code": "claude-code"}
+CLIENT_PROFILES = {
+    "claude-ai": "claude-desktop",
+    "claude-code": "claude-code",
+    "codex-mcp-client": "structured-first",
+    "opencode": "structured-first",
+    # Known, with no limit or quirk the gateway can help with found: the engine's own limits.
+    "cursor-vscode": "image-rules",
+    "gemini-cli-mcp-client": "image-rules",
+    "Zed": "image-rules",
+    "continue-client": "image-rules",
+    "Cline": "image-rules",
+    "@cline/core": "image-rules",
+    "goose": "image-rules",
+    "@librechat/api-client": "image-rules",
+}
 """The profile `auto` picks for a client, by the name it gives in `initialize` (Claude Desktop
-calls itself `claude-ai`); any other client gets `image-rules`: no model sees more of an image
-than about 1,568 px (Anthropic scales to it, OpenAI's high detail and Gemini's tiles see no more),
-so a larger one costs a client bytes, time and tokens for nothing."""
+calls itself `claude-ai`; where each name comes from: docs/gateway.md); any other client gets
+`image-rules`: no model sees more of an image than about 1,568 px (Anthropic scales to it,
+OpenAI's high detail and Gemini's tiles see no more), so a larger one costs a client bytes, time
+and tokens for nothing."""
 
 
 class LimitOverrides(msgspec.Struct, frozen=True, kw_only=True):

@@ -81,8 +81,12 @@ def gateway_server(book: SessionBook) -> Server[Any]:
         live = await book.session_for(ctx)
         await book.hub.take_up_logins()  # a server a person logged in to since: its tools
         names = live.tools.names()
-        return ListToolsResult(tools=[tool.model_copy(update={"name": names.exposed(prefixed)})
-                                      for prefixed, tool in book.hub.listed_tools()])
+        # a client that reads structuredContent alone is sent results without it (with images),
+        # so it is not told of an output schema its SDK would then hold the result to
+        schema = {"output_schema": None} if live.tools.structured_first else {}
+        return ListToolsResult(tools=[
+            tool.model_copy(update={"name": names.exposed(prefixed), **schema})
+            for prefixed, tool in book.hub.listed_tools()])
 
     async def call_tool(ctx: Context, params: CallToolRequestParams) -> CallToolResult:
         result: CallToolResult = await answer(ctx, "tools/call", params.name,

@@ -120,7 +120,7 @@ class SessionBook:
         client, version = _client(ctx)
         profile = profile_for(settings.profile, client, settings.overrides)
         tools = UpstreamTools(self.hub, self.catalog, settings.naming, profile.limits,
-                              profile.result_limits)
+                              profile.result_limits, profile.structured_first)
         spec = SessionSpec(agent=settings.agent, client=client, client_version=version,
                            transport=settings.transport, profile=profile.name,
                            limits=profile.limits, result_limits=profile.result_limits,

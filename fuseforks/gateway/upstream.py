@@ -45,12 +45,15 @@ class UpstreamTools:
     language)."""
 
     def __init__(self, hub: ToolHub, catalog: Catalog, naming: ToolNaming, limits: ImageLimits,
-                 result_limits: ResultLimits) -> None:
+                 result_limits: ResultLimits, structured_first: bool = False) -> None:
         self.hub = hub
         self.catalog = catalog
         self.naming: ToolNaming = naming
         self.limits = limits
         self.result_limits = result_limits
+        self.structured_first = structured_first
+        """The client reads a result's `structuredContent` alone (`ClientProfile`): its tools are
+        offered without `outputSchema`, its results with images without structured content."""
         self._prompts = Names((), naming)
 
     async def prompts(self) -> list[PromptDefinition]:
@@ -80,7 +83,8 @@ class UpstreamTools:
         if isinstance(answer, ClientOutput):
             return answer
         plan = await plan_for_client(answer, language=language, limits=self.limits,
-                                     result_limits=self.result_limits)
+                                     result_limits=self.result_limits,
+                                     structured_first=self.structured_first)
         return client_output(plan)
 
     async def _ask(self, name: str, arguments: dict[str, Any], language: Language,

@@ -17,11 +17,18 @@ it (a tool result, a read resource, a prompt), with these changes only:
   text block — a tool result's last block, a read resource's last contents, a prompt's last
   message.
 Audio, other blobs, resource links, annotations and `_meta` pass unchanged.
+
+One change is a client's own (`structured_first`, from its profile): a client that gives its model
+only a result's `structuredContent` when there is one would drop the images beside it, so a tool
+result with an image goes to it without `structuredContent`, the JSON of it as one more text block
+after the server's (`content_over_structured`). The plan is made of that result, so the record
+holds what the client got.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -125,14 +132,43 @@ def client_blocks(source: ClientSource) -> list[ContentBlock]:
     return [message.content for message in source.messages]
 
 
+def _holds(block: ContentBlock, value: Any) -> bool:
+    """Whether `block` is a text block whose text is the JSON of `value`."""
+    if not isinstance(block, TextContent):
+        return False
+    try:
+        return bool(json.loads(block.text) == value)
+    except ValueError:
+        return False
+
+
+def content_over_structured(source: CallToolResult) -> CallToolResult:
+    """The result without `structuredContent`, its JSON as one more text block after the server's
+    blocks (unless one of them already is that JSON, as the MCP specification asks a server to
+    send): for a client that would read the structured content alone and drop the images."""
+    value = source.structured_content
+    if value is None:
+        return source
+    content = list(source.content)
+    if not any(_holds(block, value) for block in content):
+        content.append(TextContent(type="text", text=json.dumps(value, ensure_ascii=False)))
+    return source.model_copy(update={"content": content, "structured_content": None})
+
+
 async def plan_for_client(source: ClientSource, *, language: Language, limits: ImageLimits,
-                          result_limits: ResultLimits) -> ResultPlan:
+                          result_limits: ResultLimits,
+                          structured_first: bool = False) -> ResultPlan:
     """The plan of a server's answer to a gateway client: every image within the client's
     limits, and, when the client limits a whole result, the images re-encoded smaller until
     they fit beside the rest of it (what still does not fit is cut by the session, from the
-    record: `ResultLimits.images_kept`)."""
+    record: `ResultLimits.images_kept`). `structured_first`: the client reads a result's
+    `structuredContent` alone when there is one; a tool result with an image goes without it."""
     content = client_blocks(source)
     drafted = draft(content, "client", language)
+    if structured_first and drafted.payloads and isinstance(source, CallToolResult):
+        source = content_over_structured(source)
+        content = client_blocks(source)
+        drafted = draft(content, "client", language)
     images = (await normalize_result_images_async(drafted.payloads, limits)
               if drafted.payloads else ResultImages([], []))
     is_error = bool(getattr(source, "is_error", False))

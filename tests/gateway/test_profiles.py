@@ -20,7 +20,12 @@ from mcp.types import (
 from fuseforks.core.media import ImageLimits, ResultLimits
 from fuseforks.gateway.names import Names
 from fuseforks.gateway.profiles import LimitOverrides, profile_for
-from fuseforks.mcp.reply import plan_for_client, render_reply, reply_size
+from fuseforks.mcp.reply import (
+    content_over_structured,
+    plan_for_client,
+    render_reply,
+    reply_size,
+)
 from tests.helpers import imagegen as gen
 
 # A photo as an RGBA PNG: re-encoded (a PNG with an alpha channel never passes through), as JPEG.
@@ -30,8 +35,15 @@ B64_PNG = base64.b64encode(gen.encode(gen.photo(300, 200, mode="RGBA"), "PNG")).
 @pytest.mark.parametrize(("profile", "client", "name", "edge", "size", "result"), [
     ("auto", "claude-ai", "claude-desktop", 1568, 3_932_160, ResultLimits(max_bytes=1_000_000)),
     ("auto", "claude-code", "claude-code", 1568, 3_932_160, ResultLimits(max_tokens=25_000)),
-    # a client the gateway does not know: the engine's own limits, as a turn sends images
+    # a client the gateway knows with no limit of its own found: the engine's own limits
     ("auto", "cursor-vscode", "image-rules", 1568, 2_097_152, ResultLimits()),
+    ("auto", "gemini-cli-mcp-client", "image-rules", 1568, 2_097_152, ResultLimits()),
+    # clients that read structuredContent alone: the engine's limits, images kept from hiding
+    ("auto", "codex-mcp-client", "structured-first", 1568, 2_097_152, ResultLimits()),
+    ("auto", "opencode", "structured-first", 1568, 2_097_152, ResultLimits()),
+    ("structured-first", "claude-ai", "structured-first", 1568, 2_097_152, ResultLimits()),
+    # a client the gateway does not know: the engine's own limits, as a turn sends images
+    ("auto", "some-new-client", "image-rules", 1568, 2_097_152, ResultLimits()),
     ("image-rules", "claude-code", "image-rules", 1568, 2_097_152, ResultLimits()),
     ("many-images", "claude-ai", "many-images", 2000, 3_932_160, ResultLimits()),
     ("api-limits", "claude-code", "api-limits", 8000, 3_932_160, ResultLimits()),
@@ -44,6 +56,28 @@ def test_a_profile_is_chosen_by_name_or_by_the_client(profile: str, client: str,
     assert (chosen.name, chosen.limits.max_edge_px, chosen.result_limits) == (name, edge, result)
     assert (chosen.limits.max_bytes, chosen.limits.max_images, chosen.limits.shrink) == (
         size, 4, True)
+
+
+@pytest.mark.parametrize(("client", "first"), [("codex-mcp-client", True), ("opencode", True),
+                                               ("claude-code", False), ("Zed", False)])
+def test_only_clients_that_read_structured_content_alone_have_it_moved(client: str,
+                                                                       first: bool) -> None:
+    assert profile_for("auto", client, environ={}).structured_first is first
+
+
+def test_structured_content_moves_to_text_once() -> None:
+    image = ImageContent(type="image", data=B64_PNG, mime_type="image/png")
+    moved = content_over_structured(CallToolResult(
+        content=[TextContent(type="text", text="not json"), image],
+        structured_content={"n": 1, "name": "ü"}))
+    assert moved.structured_content is None
+    assert moved.content == [TextContent(type="text", text="not json"), image,
+                             TextContent(type="text", text='{"n": 1, "name": "ü"}')]
+    # a server that sent the JSON as text too, as the specification asks: not sent twice
+    said = CallToolResult(content=[TextContent(type="text", text='{"name":"ü", "n":1}'), image],
+                          structured_content={"n": 1, "name": "ü"})
+    assert content_over_structured(said).content == said.content
+    assert content_over_structured(said).structured_content is None
 
 
 def test_claude_codes_token_limit_follows_its_environment_variable() -> None:

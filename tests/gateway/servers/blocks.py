@@ -5,7 +5,11 @@ Tools:
   only (a 200x100 PNG);
 - `photo_blob`: text and a 4000x3000 PNG in an embedded blob resource;
 - `every_kind`: text, an image, audio, an embedded text resource, a JSON blob, a PDF blob, a
-  resource link, an image whose base64 is broken, and an image blob.
+  resource link, an image whose base64 is broken, and an image blob;
+- `measured`: a line of text and a 640x400 JPEG, with structured content (`Size`, its output
+  schema), as a server made with a typed SDK answers;
+- `counted`: text and structured content (`Size`), no image;
+- `big_photo`: a 3136x1960 JPEG photo, twice the engine's long edge.
 Resources: `pictures://photo.png` (the 4000x3000 PNG as a blob), `pictures://notes.txt` (text).
 Prompt: `look`, a user's text and the 4000x3000 PNG.
 
@@ -15,6 +19,7 @@ Run from the repository: `python -m tests.gateway.servers.blocks` (stdio).
 from __future__ import annotations
 
 import base64
+from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.prompts.base import UserMessage
@@ -29,8 +34,9 @@ from mcp.types import (
     TextContent,
     TextResourceContents,
 )
+from pydantic import BaseModel
 
-from tests.gateway.pictures import photo_png, small_jpeg, tiny_png
+from tests.gateway.pictures import big_photo_jpeg, photo_png, small_jpeg, tiny_png
 
 server = MCPServer("blocks", log_level="WARNING")
 PDF = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n"
@@ -80,6 +86,34 @@ def every_kind() -> CallToolResult:
         ImageContent(type="image", data="not base64 at all!", mime_type="image/png"),
         _blob("pictures://small.jpg", small_jpeg(), "image/jpeg"),
     ])
+
+
+class Size(BaseModel):
+    width: int
+    height: int
+
+
+@server.tool()
+def measured() -> Annotated[CallToolResult, Size]:
+    """A photo and its size, structured."""
+    return CallToolResult(content=[
+        TextContent(type="text", text="a photo"),
+        ImageContent(type="image", data=b64(small_jpeg()), mime_type="image/jpeg"),
+    ], structured_content={"width": 640, "height": 400})
+
+
+@server.tool()
+def counted() -> Annotated[CallToolResult, Size]:
+    """A size, structured, and no image."""
+    return CallToolResult(content=[TextContent(type="text", text='{"width": 3, "height": 2}')],
+                          structured_content={"width": 3, "height": 2})
+
+
+@server.tool()
+def big_photo() -> CallToolResult:
+    """A 3136x1960 JPEG photo."""
+    return CallToolResult(content=[ImageContent(type="image", data=b64(big_photo_jpeg()),
+                                                mime_type="image/jpeg")])
 
 
 @server.resource("pictures://photo.png", mime_type="image/png")
