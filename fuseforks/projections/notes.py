@@ -70,12 +70,15 @@ def image_notes(language: Language, max_images: int, kept: Sequence[KeptImage],
         if image.frames > 1:
             paged = image.source_format in PAGED_FORMATS
             notes.append(t.first_frame_note(place, image.frames, paged=paged))
-        if _scaled(image):
+        if scaled(image):
             notes.append(t.scaled_note(place, (image.source_width, image.source_height),
                                        (image.width, image.height)))
     return [note for place in sorted(by_place) for note in by_place[place]]
 
 
-def _scaled(image: KeptImage) -> bool:
+def scaled(image: KeptImage) -> bool:
+    """The image was sent smaller than its source (the note says both sizes): scaled down to
+    the long edge, or shrunk until it fit its byte limit. An image recorded before the source's
+    size was kept says nothing of it: not scaled."""
     return bool(image.source_width) and (image.width, image.height) != (
         image.source_width, image.source_height)
