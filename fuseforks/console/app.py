@@ -1,4 +1,4 @@
-"""The console's pages: turns, a turn, audit, capabilities — HTML from the package's templates.
+"""The console's pages: turns, a turn, audit, gateway clients, capabilities — HTML from the package's templates.
 
 Each page reads the record in a worker thread (a store's calls are synchronous), builds what it
 shows from the projections the commands use, and renders it whole, so every page works without
@@ -23,6 +23,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from fuseforks.console.chart import BYTES, Series, bar_chart
 from fuseforks.console.guard import Guard
 from fuseforks.console.listing import TurnFilter, page
 from fuseforks.console.source import RecordSource
@@ -40,6 +41,15 @@ from fuseforks.projections.audit import (
     moment_key,
 )
 from fuseforks.projections.capabilities import capabilities
+from fuseforks.projections.clients import (
+    KINDS,
+    Timeline,
+    between,
+    client_moments,
+    timeline,
+    total,
+    totals,
+)
 from fuseforks.projections.words import call_end, images_shown
 from fuseforks.stores.store import Record
 
@@ -71,6 +81,8 @@ def _templates() -> jinja2.Environment:
     environment.filters["segment"] = lambda text: quote(text, safe="")
     environment.filters["call_end"] = call_end
     environment.filters["images_shown"] = images_shown
+    environment.globals["image_series"] = IMAGE_SERIES
+    environment.globals["byte_series"] = BYTE_SERIES
     environment.globals["query"] = lambda args: urlencode(
         {k: v for k, v in args.items() if v not in (None, "")})
     return environment
@@ -92,6 +104,8 @@ class Console:
             Route("/turns/{turn_id:path}", self.turn),
             Route("/audit", self.audit),
             Route("/audit.csv", self.audit_csv),
+            Route("/clients", self.clients),
+            Route("/clients/{name:path}", self.client),
             Route("/capabilities", self.capabilities),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ]
@@ -174,6 +188,34 @@ class Console:
             where, digest=candidates[0] if candidates else None))
         return prefix, candidates, rows
 
+    async def clients(self, request: Request) -> Response:
+        """Every gateway client the record names, with what the gateway did for it."""
+        args = dict(request.query_params)
+
+        def build(reader: Record) -> dict[str, Any]:
+            moments = between(client_moments(reader.of_kinds(KINDS)),
+                              self._moment(args, "since"), self._moment(args, "until"))
+            return {"totals": totals(moments), "args": args}
+
+        return await self._page("clients.html", build, args=args)
+
+    async def client(self, request: Request) -> Response:
+        """One gateway client: what the gateway did for it over time, as charts and tables."""
+        name = request.path_params["name"]
+        args = dict(request.query_params)
+
+        def build(reader: Record) -> dict[str, Any]:
+            every = [m for m in client_moments(reader.of_kinds(KINDS)) if m.client == name]
+            if not every:
+                raise Refused(404, f"No gateway client {name!r} in {self.record.location}.")
+            moments = between(every, self._moment(args, "since"), self._moment(args, "until"))
+            shown = timeline(moments)
+            labels = [_bucket_label(b.start) for b in shown.buckets]
+            return {"name": name, "args": args, "total": total(moments), "timeline": shown,
+                    "labels": labels, "charts": _client_charts(name, shown, labels)}
+
+        return await self._page("client.html", build, args=args)
+
     async def capabilities(self, request: Request) -> Response:
         def build(reader: Record) -> dict[str, Any]:
             return {"rows": capabilities(reader.of_kinds(["PlacementLearned"]))}
@@ -211,7 +253,8 @@ class Console:
 
     def _message(self, status: int, reason: str, template: str,
                  args: dict[str, str] | None) -> Response:
-        page = {"turns.html": "turns", "audit.html": "audit"}.get(template, "")
+        page = {"turns.html": "turns", "audit.html": "audit", "clients.html": "clients",
+                "client.html": "clients"}.get(template, "")
         return HTMLResponse(self._render("message.html", {
             "status": status, "reason": reason, "page": page, "args": args or {},
             "wires": _LISTED_WIRES if page == "turns" else WIRE_NAMES, "stops": _STOPS,
@@ -221,6 +264,42 @@ class Console:
     def _moment(self, args: dict[str, str], name: str) -> str | None:
         text = args.get(name, "").strip()
         return _parsed(lambda t: moment_key(t, self.now()), text, name) if text else None
+
+
+IMAGE_SERIES = (("passed", "passed through"), ("re_encoded", "re-encoded"),
+                ("shrunk", "shrunk"), ("dropped", "dropped"))
+"""What became of a client's images, in the charts' and tables' order (`Tally`'s fields)."""
+BYTE_SERIES = (("received_bytes", "from servers"), ("sent_bytes", "sent to the client"))
+
+
+def _bucket_label(start: str) -> str:
+    """A bucket as the page names it: `2026-11-30 08:00` (an hour, UTC) or `2026-11-30`."""
+    return start.replace("T", " ").removesuffix("Z")
+
+
+def _client_charts(name: str, shown: Timeline, labels: list[str]) -> list[Any]:
+    if not shown.buckets:
+        return []
+    per = (f"per {shown.unit} (UTC), {labels[0]} to {labels[-1]}" if len(labels) > 1
+           else f"in the {shown.unit} of {labels[0]} (UTC)")
+
+    def series(fields: tuple[tuple[str, str], ...]) -> list[Series]:
+        return [Series(name=field, label=label,
+                       values=[getattr(b.tally, field) for b in shown.buckets])
+                for field, label in fields]
+
+    images = series(IMAGE_SERIES)
+    return [
+        bar_chart(id="images-chart", title=f"Images the gateway handled for {name}",
+                  description=f"Images of the results sent to {name} {per}, stacked by what "
+                  f"became of them: {', '.join(s.label for s in images)}. The table below "
+                  "has the numbers.", buckets=labels, series=images, stacked=True),
+        bar_chart(id="bytes-chart", title=f"Image bytes for {name}: from servers, sent on",
+                  description=f"Bytes of the servers' images against bytes sent on to {name} "
+                  f"{per}, side by side. The table below has the numbers.", buckets=labels,
+                  series=series(BYTE_SERIES), stacked=False, shown=format_size,
+                  units=BYTES),
+    ]
 
 
 def _parsed(parse: Callable[[str], str], text: str, name: str = "digest") -> str:
