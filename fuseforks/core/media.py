@@ -141,3 +141,13 @@ FORMAT_NAMES = {media_type: name for name, media_type in MEDIA_TYPES.items()}
 
 def format_name(media_type: str) -> str:
     return FORMAT_NAMES.get(media_type, media_type)
+
+
+def target_size(width: int, height: int, max_edge: int = MAX_EDGE_PX) -> tuple[int, int]:
+    """Long edge scaled to `max_edge` (1568 for the engine) keeping the aspect ratio; never
+    upscaled, never below 1 px."""
+    long_edge = max(width, height)
+    if long_edge <= max_edge:
+        return width, height
+    scale = max_edge / long_edge
+    return max(1, round(width * scale)), max(1, round(height * scale))

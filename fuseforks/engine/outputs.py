@@ -41,7 +41,7 @@ def image_meta(image: NormalizedImage) -> ImageMeta:
                      media_type=image.media_type, path=image.path, width=image.width,
                      height=image.height, size=image.size, source_size=image.source_size,
                      source_width=image.source_width, source_height=image.source_height,
-                     frames=image.frames)
+                     frames=image.frames, illegible=image.illegible)
 
 
 def output_events(round_: int, call_id: str, name: str, output: ToolOutput, *,
@@ -85,7 +85,7 @@ def recorded_output(result: ToolResultRecorded, normalized: ImagesNormalized | N
                         size=m.size, digest=m.digest, path=m.path,
                         source_format=m.source_format, source_size=m.source_size,
                         frames=m.frames, source_width=m.source_width,
-                        source_height=m.source_height)
+                        source_height=m.source_height, illegible=m.illegible)
         for m in (normalized.images if normalized else [])
     ]
     drops = [DroppedImage(reason=d.reason, index=d.index, source_format=d.source_format,

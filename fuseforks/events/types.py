@@ -87,6 +87,8 @@ class ImageMeta(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The source's size as seen, before any scaling (0: a record from before it was kept)."""
     frames: int = 1
     """Frames of an animation, or pages, in the source; the first is sent."""
+    illegible: bool = False
+    """Shrunk to fit a client's byte limit below the size its text needs to be read."""
 
 
 class ImageDrop(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

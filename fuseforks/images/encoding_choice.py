@@ -68,11 +68,17 @@ def is_graphic(image: Image.Image) -> bool:
 def encode_for_model(image: Image.Image, max_bytes: int = MAX_BYTES) -> Encoded:
     """An RGB or L image as lossless WebP (a graphic that fits `max_bytes`) or JPEG quality 85."""
     if is_graphic(image):
-        webp = io.BytesIO()
-        image.save(webp, "WEBP", lossless=True, quality=WEBP_LOSSLESS_EFFORT)
-        if webp.tell() <= max_bytes:
-            return Encoded(webp.getvalue(), "image/webp")
+        webp = webp_lossless_bytes(image)
+        if len(webp) <= max_bytes:
+            return Encoded(webp, "image/webp")
     return Encoded(jpeg_bytes(image), "image/jpeg")
+
+
+def webp_lossless_bytes(image: Image.Image) -> bytes:
+    """An RGB or L image as lossless WebP."""
+    webp = io.BytesIO()
+    image.save(webp, "WEBP", lossless=True, quality=WEBP_LOSSLESS_EFFORT)
+    return webp.getvalue()
 
 
 def jpeg_bytes(image: Image.Image) -> bytes:

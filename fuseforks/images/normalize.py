@@ -41,6 +41,7 @@ from fuseforks.core.media import (
     INPUT_MAX_BYTES,
     MEDIA_TYPES,
     ImageLimits,
+    format_name,
 )
 from fuseforks.core.names import DropReason
 from fuseforks.core.signatures import sniff_format
@@ -323,7 +324,7 @@ def _reencoded(raw: bytes, fmt: str, index: int, limits: ImageLimits,
     if len(encoded.data) > limits.max_bytes:
         kib = math.ceil(len(encoded.data) / 1024)
         limit = size_text(limits.max_bytes)
-        return _drop("too_large", index, fmt, f"re-encoded JPEG is {kib} KiB, over {limit}")
+        return _drop("too_large", index, fmt, f"re-encoded {format_name(encoded.media_type)} is {kib} KiB, over {limit}")
     return NormalizedImage(
         data=encoded.data,
         media_type=encoded.media_type,
@@ -337,4 +338,5 @@ def _reencoded(raw: bytes, fmt: str, index: int, limits: ImageLimits,
         frames=encoded.frames,
         source_width=encoded.source_width,
         source_height=encoded.source_height,
+        illegible=encoded.illegible,
     )

@@ -28,6 +28,9 @@ class NormalizedImage(msgspec.Struct, frozen=True):
     source_height: int = 0
     """The source's size as seen (EXIF orientation applied) before any scaling; 0: not known
     (an image served again from an older record)."""
+    illegible: bool = False
+    """Shrunk to fit a byte limit below the size its text needs to be read
+    (`fuseforks.images.within_budget`)."""
 
     def __repr__(self) -> str:
         """Everything but the pixels: a repr can end up in a log or an assertion message."""
@@ -37,7 +40,7 @@ class NormalizedImage(msgspec.Struct, frozen=True):
             f" digest={self.digest!r}, path={self.path!r},"
             f" source_format={self.source_format!r}, source_size={self.source_size},"
             f" frames={self.frames}, source_width={self.source_width},"
-            f" source_height={self.source_height})"
+            f" source_height={self.source_height}, illegible={self.illegible})"
         )
 
 

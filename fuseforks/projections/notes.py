@@ -35,6 +35,8 @@ class KeptImage(Protocol):
     def frames(self) -> int: ...
     @property
     def source_format(self) -> str: ...
+    @property
+    def illegible(self) -> bool: ...
 
 
 class Drop(Protocol):
@@ -73,6 +75,8 @@ def image_notes(language: Language, max_images: int, kept: Sequence[KeptImage],
         if scaled(image):
             notes.append(t.scaled_note(place, (image.source_width, image.source_height),
                                        (image.width, image.height)))
+        if image.illegible:
+            notes.append(t.illegible_note(place))
     return [note for place in sorted(by_place) for note in by_place[place]]
 
 

@@ -171,7 +171,8 @@ async def test_a_scaled_screenshot_says_its_source_size_and_the_record_keeps_it(
         result = await session.call_tool("shots__screen", {})
     [picture] = pictures_of(result.content)
     width, height = size(picture)
-    assert max(width, height) < 1568  # shrunk below the edge for the token budget
+    # the edge's size: under the token budget it lost quality, not pixels
+    assert (width, height) == (1568, 882)
     factor = width / SCREEN_SIZE[0]
     assert texts(result) == ["4K screen", f"(image 1: 3840×2160, sent at {width}×{height}"
                                           f" (×{factor:.2f}))"]

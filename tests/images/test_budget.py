@@ -13,9 +13,9 @@ import struct
 import pytest
 from PIL import Image, ImageFile
 
-from fuseforks.core.media import DECODE_MAX_PIXELS, WEBP_DECODE_MAX_PIXELS
+from fuseforks.core.media import DECODE_MAX_PIXELS, WEBP_DECODE_MAX_PIXELS, target_size
 from fuseforks.images.normalize import normalize_image
-from fuseforks.images.reencode import decoded_size, target_size
+from fuseforks.images.reencode import decoded_size
 from fuseforks.images.types import DroppedImage, NormalizedImage
 from tests.helpers import imagegen as gen
 

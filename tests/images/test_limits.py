@@ -81,8 +81,11 @@ def test_an_image_over_the_byte_limit_is_dropped_unless_it_may_shrink() -> None:
 
 def test_shrinking_never_goes_below_the_smallest_edge() -> None:
     noise = gen.encode(gen.binary_noise(300, 300), "PNG")
-    outcome = normalize_image(noise, ImageLimits(max_bytes=500, shrink=True))
+    smallest = kept(normalize_image(noise, ImageLimits(max_bytes=500, shrink=True)))
+    assert (smallest.width, smallest.height) == (64, 64) and smallest.size <= 500
+    outcome = normalize_image(noise, ImageLimits(max_bytes=200, shrink=True))
     assert isinstance(outcome, DroppedImage) and outcome.reason == "too_large"
+    assert outcome.detail == "re-encoded WEBP is 1 KiB, over 200 bytes"  # what was last tried
 
 
 def test_images_within_the_budget_are_left_alone() -> None:
@@ -126,3 +129,44 @@ def test_an_image_that_cannot_fit_is_dropped_at_its_own_position() -> None:
     fitted = fit_result_images(blocks, result, ENGINE_LIMITS, 40)
     assert fitted.kept == []
     assert [(d.index, d.reason) for d in fitted.dropped] == [(0, "unreadable"), (1, "too_large")]
+
+
+def test_a_screenshot_over_its_budget_loses_quality_before_it_loses_pixels() -> None:
+    """Text stays readable as long as its glyphs keep their pixels: a UI screenshot that must fit
+    a byte budget is written as lossy WebP at its full size when some quality fits, and only
+    scaled down when none does."""
+    shot, _ = gen.screenshot(1280, 3000, seed=3)  # a full page: at 1568 px, small text
+    data = gen.encode(shot, "PNG")
+    lossless = kept(normalize_image(data, ImageLimits(max_bytes=1_000_000)))
+    assert (lossless.width, lossless.height, lossless.data[12:16]) == (669, 1568, b"VP8L")
+    assert lossless.size > 75_000
+    fitted = kept(normalize_image(data, ImageLimits(max_bytes=75_000, shrink=True)))
+    assert (fitted.width, fitted.height, fitted.media_type) == (669, 1568, "image/webp")
+    assert fitted.size <= 75_000 and size_of(fitted) == (669, 1568)
+    assert fitted.data[12:16] == b"VP8 "  # lossy
+    tiny = kept(normalize_image(data, ImageLimits(max_bytes=15_000, shrink=True)))
+    assert tiny.width < 669 and tiny.size <= 15_000 and tiny.media_type == "image/webp"
+
+
+def test_a_photo_over_its_budget_loses_jpeg_quality_before_pixels() -> None:
+    data = gen.encode(gen.photo(1200, 800), "PNG")
+    at_85 = kept(normalize_image(data))
+    assert at_85.media_type == "image/jpeg"
+    budget = at_85.size * 3 // 4
+    fitted = kept(normalize_image(data, ImageLimits(max_bytes=budget, shrink=True)))
+    assert (fitted.width, fitted.height, fitted.media_type) == (1200, 800, "image/jpeg")
+    assert fitted.size <= budget
+
+
+async def test_a_page_shrunk_past_where_its_text_reads_says_so_in_its_note() -> None:
+    shot, _ = gen.screenshot(1280, 3000, seed=3)
+    data = gen.encode(shot, "PNG")
+    assert not kept(normalize_image(data, ImageLimits(max_bytes=75_000, shrink=True))).illegible
+    tiny = kept(normalize_image(data, ImageLimits(max_bytes=15_000, shrink=True)))
+    assert tiny.illegible
+    plan = await plan_for_model(
+        [ImageContent(type="image", data=base64.b64encode(data).decode(), mime_type="image/png")],
+        is_error=False, language="en", limits=ImageLimits(max_bytes=15_000, shrink=True))
+    assert plan.tool_output().text.splitlines()[-1] == (
+        "(image 1 had to be made smaller than its text needs to fit the client's size limit:"
+        " small text in it may not be readable; ask for a smaller area of it)")

@@ -295,7 +295,7 @@ def test_repr_of_a_kept_image_never_shows_its_bytes() -> None:
         f"NormalizedImage(data=<{result.size} bytes>, media_type='image/jpeg', width=64,"
         f" height=48, size={result.size}, digest='{result.digest}', path='pass_through',"
         f" source_format='JPEG', source_size={result.size}, frames=1, source_width=64,"
-        f" source_height=48)"
+        f" source_height=48, illegible=False)"
     )
 
 
