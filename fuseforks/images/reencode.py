@@ -195,11 +195,13 @@ def _to_srgb(rgb: Image.Image, icc: bytes) -> Image.Image:
 
 def _shrink_on_white(im: Image.Image, size: tuple[int, int]) -> Image.Image:
     """RGB (or L for grey) at `size`: box-reduce by the largest whole factor that stays above it,
-    then LANCZOS. Takes `im` over: it is closed once a smaller copy exists.
+    then LANCZOS or bilinear. Takes `im` over: it is closed once a smaller copy exists.
 
-    LANCZOS, not bilinear, for the last step: small text keeps its strokes (a 1280x3000 page at
-    1568 px read 0.45 in tesseract against 0.37 bilinear, `benchmarks/bench_legibility.py`), for
-    about 25 ms more on a 2000x1500 step.
+    A scale of less than two in one step is LANCZOS, not bilinear: small text keeps its strokes
+    (a 1280x3000 page at 1568 px read 0.45 in tesseract against 0.37 bilinear,
+    `benchmarks/bench_legibility.py`), for about 25 ms more on a 2000x1500 step. After a box
+    reduce the rest of the way is bilinear: the box already averaged, and the RGBA path keeps
+    its speed (`bench_images`).
 
     With transparency, everything after one full-size pass runs on the reduced image: the box
     reduce works on premultiplied pixels ("RGBa", where a box average is exact), and flattening
@@ -223,7 +225,9 @@ def _shrink_on_white(im: Image.Image, size: tuple[int, int]) -> Image.Image:
         reduced = im.reduce(factor)
         im.close()
         im = reduced
-    return im if im.size == size else im.resize(size, Image.Resampling.LANCZOS)
+    if im.size == size:
+        return im
+    return im.resize(size, Image.Resampling.LANCZOS if factor < 2 else Image.Resampling.BILINEAR)
 
 
 def _to_rgb_l_or_rgba(im: Image.Image, icc: bytes | None) -> Image.Image:
