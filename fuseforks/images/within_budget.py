@@ -40,6 +40,7 @@ before any lower quality."""
 WEBP_QUALITIES = tuple(range(95, 0, -5))
 """Lossy WebP qualities a graphic is tried at, best first: at the legible size, text read well
 even at 5, where a smaller size read nothing."""
+GOOD_QUALITIES = tuple(q for q in WEBP_QUALITIES if q >= GOOD_QUALITY)
 JPEG_QUALITIES = (JPEG_QUALITY, 75, 65, 55, 45, 35)
 """JPEG qualities a photo is tried at, best first (from the engine's own 85)."""
 LEGIBLE_TEXT_PX = 9
@@ -47,6 +48,9 @@ LEGIBLE_TEXT_PX = 9
 UI text at 1x has ink 13 px high; `benchmarks/bench_legibility.py`)."""
 SCALE_STEPS = (1.0, 0.85, 0.7)
 """Sizes between the whole and the legible size where the good quality is looked for."""
+_LOSSLESS_SLACK = 1.5
+"""Lossless WebP is tried at a smaller size when the whole one's bytes, scaled by the area,
+come within this factor of the budget (smaller text packs less well)."""
 _MARGIN = 0.95
 """Scale a little more than the square root says, so the next size is likely to fit."""
 _INK_LEVEL = 4
@@ -108,16 +112,20 @@ def _best_quality(image: Image.Image, encode: Callable[[Image.Image, int], bytes
 
 
 def encode_within(image: Image.Image, max_bytes: int,
-                  qualities: Sequence[int] = WEBP_QUALITIES) -> tuple[Encoded, bool]:
-    """A graphic at its size, lossless when that fits, else at the best of `qualities` whose
-    bytes fit `max_bytes`, and whether they do (when not: the smallest encoding tried)."""
-    lossless = webp_lossless_bytes(image)
-    if len(lossless) <= max_bytes:
-        return Encoded(lossless, "image/webp"), True
+                  qualities: Sequence[int] = WEBP_QUALITIES,
+                  lossless: bool = True) -> tuple[Encoded, bool]:
+    """A graphic at its size, lossless when that fits (tried only when `lossless`), else at the
+    best of `qualities` whose bytes fit `max_bytes`, and whether they do (when not: the smallest
+    encoding tried)."""
+    without_loss = webp_lossless_bytes(image) if lossless else None
+    if without_loss is not None and len(without_loss) <= max_bytes:
+        return Encoded(without_loss, "image/webp"), True
     data, fits = _best_quality(image, _webp, qualities, max_bytes)
-    # Flat UI compresses better without loss than at any lossy quality: the smaller one is what
-    # the next size is estimated from.
-    return Encoded(data if fits else min(data, lossless, key=len), "image/webp"), fits
+    if not fits and without_loss is not None:
+        # Flat UI compresses better without loss than at any lossy quality: the smaller one is
+        # what the next size is estimated from.
+        data = min(data, without_loss, key=len)
+    return Encoded(data, "image/webp"), fits
 
 
 def _jpeg_within(image: Image.Image, max_bytes: int) -> tuple[Encoded, bool]:
@@ -147,28 +155,34 @@ def fit_legibly(rgb: Image.Image, max_bytes: int) -> Fitted:
     if not is_graphic(rgb):
         return _scaled_until_fits(rgb, max_bytes, lambda im: _jpeg_within(im, max_bytes),
                                   legible=True)
+    whole = len(webp_lossless_bytes(rgb))
+
+    def within(image: Image.Image, qualities: Sequence[int]) -> tuple[Encoded, bool]:
+        # lossless is tried only where its size, which follows the pixel count, could fit
+        area = image.width * image.height / (rgb.width * rgb.height)
+        return encode_within(image, max_bytes, qualities,
+                             lossless=whole * area <= max_bytes * _LOSSLESS_SLACK)
+
     height = text_height(rgb)
     legible_scale = 1.0 if height is None else min(1.0, LEGIBLE_TEXT_PX / height)
-    for scale in (*(s for s in SCALE_STEPS if s > legible_scale), legible_scale):
+    for scale in (s for s in SCALE_STEPS if s > legible_scale):
         image = _resized(rgb, scale)
-        good, fits = encode_within(image, max_bytes, [q for q in WEBP_QUALITIES
-                                                       if q >= GOOD_QUALITY])
+        encoded, fits = within(image, GOOD_QUALITIES)
         if fits:
-            return Fitted(good, *image.size, legible=True)
+            return Fitted(encoded, *image.size, legible=True)
     at_legible = _resized(rgb, legible_scale)
-    encoded, fits = encode_within(at_legible, max_bytes)
-    if fits:
-        return Fitted(encoded, *at_legible.size, legible=True)
-    return _scaled_until_fits(at_legible, max_bytes, lambda im: encode_within(im, max_bytes),
+    return _scaled_until_fits(at_legible, max_bytes,
+                              lambda image: within(image, WEBP_QUALITIES),
                               legible=height is None)
 
 
 def _scaled_until_fits(rgb: Image.Image, max_bytes: int,
                        encode: Callable[[Image.Image], tuple[Encoded, bool]],
                        legible: bool) -> Fitted:
-    """Smaller and smaller by the square root of the ratio still to lose (an encoding's size
-    follows its pixel count), a little more, until `encode` fits; never below
-    `SHRINK_MIN_EDGE_PX`, at most `SHRINK_STEPS` sizes. The last try when none fits."""
+    """`rgb` as `encode` writes it, or smaller and smaller by the square root of the ratio still
+    to lose (an encoding's size follows its pixel count), a little more, until it fits; never
+    below `SHRINK_MIN_EDGE_PX`, at most `SHRINK_STEPS` sizes. The last try when none fits;
+    `legible` says what a smaller size than `rgb` is (`rgb` itself is legible)."""
     image = rgb
     encoded, fits = encode(image)
     for _ in range(SHRINK_STEPS):
@@ -181,4 +195,4 @@ def _scaled_until_fits(rgb: Image.Image, max_bytes: int,
         image = rgb.resize(target_size(rgb.width, rgb.height, long_edge),
                            Image.Resampling.LANCZOS)
         encoded, fits = encode(image)
-    return Fitted(encoded, *image.size, legible=legible)
+    return Fitted(encoded, *image.size, legible=legible or image.size == rgb.size)
