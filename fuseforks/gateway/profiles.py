@@ -116,6 +116,11 @@ CLIENT_PROFILES = {
     "opencode": "structured-first",
     # Known, with no limit or quirk the gateway can help with found: the engine's own limits.
     "cursor-vscode": "image-rules",
+    # VS Code sends its product's long name: the stable build, Insiders, a build from source.
+    "Visual Studio Code": "image-rules",
+    "Visual Studio Code - Insiders": "image-rules",
+    "Code - OSS": "image-rules",
+    "windsurf-client": "image-rules",
     "gemini-cli-mcp-client": "image-rules",
     "Zed": "image-rules",
     "continue-client": "image-rules",

@@ -35,11 +35,17 @@ CLIENTS = [
     ("@cline/core", "image-rules"),
     ("goose", "image-rules"),
     ("@librechat/api-client", "image-rules"),
+    ("Visual Studio Code", "image-rules"),
+    ("Visual Studio Code - Insiders", "image-rules"),
+    ("Code - OSS", "image-rules"),
+    ("windsurf-client", "image-rules"),
     ("codex-mcp-client", "structured-first"),
     ("opencode", "structured-first"),
-    # names no source gave: any client the gateway does not know gets the engine's rules
-    ("Visual Studio Code", "image-rules"),
-    ("Windsurf", "image-rules"),
+]
+
+UNKNOWN = [
+    # a name no source gave: any client the gateway does not know gets the engine's rules
+    ("some-other-client", "image-rules"),
 ]
 
 
@@ -57,13 +63,13 @@ def size(data: bytes) -> tuple[int, int]:
         return opened.size
 
 
-def test_every_known_client_is_tested() -> None:
-    known = {name: profile for name, profile in CLIENTS if name in CLIENT_PROFILES}
-    assert known == {name: profile for name, profile in CLIENT_PROFILES.items()
-                     if not name.startswith("claude-")}
+def test_every_known_client_is_tested_and_every_tested_name_is_known() -> None:
+    assert dict(CLIENTS) == {name: profile for name, profile in CLIENT_PROFILES.items()
+                             if not name.startswith("claude-")}
+    assert not any(name in CLIENT_PROFILES for name, _ in UNKNOWN)
 
 
-@pytest.mark.parametrize(("client", "profile"), CLIENTS)
+@pytest.mark.parametrize(("client", "profile"), CLIENTS + UNKNOWN)
 async def test_a_client_gets_its_profile_and_images_within_it_and_its_quirk_worked_around(
         tmp_path: Path, client: str, profile: str) -> None:
     config = write_config(tmp_path, blocks=blocks())
