@@ -80,7 +80,8 @@ What a client's configuration needs, with absolute paths:
 @click.option("--profile", type=click.Choice(PROFILE_NAMES), default="auto", show_default=True,
               help="The limits of the client in front: auto picks by the client's name "
                    "(claude-desktop, claude-code; structured-first for Codex CLI and "
-                   "opencode, which read structuredContent alone and would lose the images), "
+                   "opencode, which read structuredContent alone and would lose the images; "
+                   "vscode for VS Code: a 768 px short edge, no WebP), "
                    "image-rules (1568 px, as a turn sends images) for any other; api-limits "
                    "keeps only what APIs accept (generic is its old name).")
 @click.option("--max-edge", type=_POSITIVE, default=None,

@@ -6,6 +6,7 @@ Kept apart from the code that applies them (`fuseforks.images`) because texts na
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import msgspec
@@ -62,10 +63,25 @@ class ImageLimits(msgspec.Struct, frozen=True, kw_only=True):
     shrink: bool = False
     """A re-encoded image still over `max_bytes` is scaled down further until it fits (down to
     `SHRINK_MIN_EDGE_PX`) instead of being dropped as `too_large`. The engine keeps it off."""
+    max_short_edge_px: int = 0
+    """Short edge of a sent image, when the client scales any larger one down itself (0: no
+    such limit): sending it at that size already keeps the client's own resize off it."""
+    webp: bool = True
+    """The client carries WebP under its own type; when not, images go as PNG or JPEG."""
 
     def __post_init__(self) -> None:
-        if self.max_edge_px < 1 or self.max_bytes < 1 or self.max_images < 0:
+        if (self.max_edge_px < 1 or self.max_bytes < 1 or self.max_images < 0
+                or self.max_short_edge_px < 0):
             raise ConfigError("image limits must be positive (max_images may be 0)")
+
+    def edge_for(self, width: int, height: int) -> int:
+        """The long edge an image of `width` x `height` may have: `max_edge_px`, or less where
+        the short edge limit comes first."""
+        if not self.max_short_edge_px or min(width, height) <= self.max_short_edge_px:
+            return self.max_edge_px
+        # the largest long edge whose scaled short edge still rounds to the limit or less
+        return min(self.max_edge_px, math.floor(
+            (self.max_short_edge_px + 0.5) * max(width, height) / min(width, height)))
 
 
 ENGINE_LIMITS = ImageLimits()

@@ -15,6 +15,9 @@ are the engine's, in `fuseforks.images`. Where the numbers come from (docs/gatew
   counted an image's base64 text as text while doing so (about four characters a token): the
   budget of a whole result is counted that way here, the safe reading.
 
+- VS Code scales an image with both sides over 768 px down to a 768 px short edge, and writes a
+  scaled image that is not JPEG as PNG while keeping the server's type: a WebP would reach the
+  model as PNG bytes called WebP. `vscode` sends images already at that size, as PNG or JPEG.
 - Codex CLI and opencode give their model only a result's `structuredContent` when it has one,
   and drop its content blocks, images included: `structured-first` keeps the images reaching the
   model (`ClientProfile.structured_first`).
@@ -50,6 +53,9 @@ DESKTOP_RESULT_BYTES = 1_000_000
 CODE_RESULT_TOKENS = 25_000
 """Claude Code's default `MAX_MCP_OUTPUT_TOKENS`."""
 CODE_TOKENS_ENV = "MAX_MCP_OUTPUT_TOKENS"
+VSCODE_SHORT_EDGE_PX = 768
+"""VS Code scales an image with both sides over this to a short edge of it, and sends a scaled
+image that is not JPEG as PNG bytes under the server's type."""
 
 
 class ClientProfile(msgspec.Struct, frozen=True, kw_only=True):
@@ -94,6 +100,11 @@ def _profiles(environ: Mapping[str, str]) -> dict[str, ClientProfile]:
             limits=ImageLimits(max_edge_px=MAX_EDGE_PX, max_bytes=API_MAX_IMAGE_BYTES,
                                shrink=True),
             result_limits=ResultLimits(max_tokens=code_tokens)),
+        "vscode": ClientProfile(
+            name="vscode",
+            summary="1568 px and a 768 px short edge, PNG or JPEG: what VS Code passes unscaled",
+            limits=msgspec.structs.replace(ENGINE_LIMITS, shrink=True,
+                                           max_short_edge_px=VSCODE_SHORT_EDGE_PX, webp=False)),
         "structured-first": ClientProfile(
             name="structured-first",
             summary="the engine's limits; a result with images sent without structuredContent",
@@ -103,7 +114,7 @@ def _profiles(environ: Mapping[str, str]) -> dict[str, ClientProfile]:
 
 
 PROFILE_NAMES = ("auto", "image-rules", "api-limits", "many-images", "claude-desktop",
-                 "claude-code", "structured-first", "generic")
+                 "claude-code", "structured-first", "vscode", "generic")
 """What `--profile` takes; `auto` picks one by the client's name (`CLIENT_PROFILES`). `generic`
 is the old name of `api-limits`, still taken."""
 
@@ -114,12 +125,12 @@ CLIENT_PROFILES = {
     "claude-code": "claude-code",
     "codex-mcp-client": "structured-first",
     "opencode": "structured-first",
+    # VS Code sends its product's long name: the stable build, Insiders, a build from source.
+    "Visual Studio Code": "vscode",
+    "Visual Studio Code - Insiders": "vscode",
+    "Code - OSS": "vscode",
     # Known, with no limit or quirk the gateway can help with found: the engine's own limits.
     "cursor-vscode": "image-rules",
-    # VS Code sends its product's long name: the stable build, Insiders, a build from source.
-    "Visual Studio Code": "image-rules",
-    "Visual Studio Code - Insiders": "image-rules",
-    "Code - OSS": "image-rules",
     "windsurf-client": "image-rules",
     "gemini-cli-mcp-client": "image-rules",
     "Zed": "image-rules",

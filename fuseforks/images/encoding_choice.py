@@ -52,7 +52,9 @@ def passes_through(header: Header, size: int, limits: ImageLimits) -> bool:
     """The server's bytes can be sent as they are."""
     if header.format not in MEDIA_TYPES or header.animated or not header.intact:
         return False
-    if max(header.width, header.height) > limits.max_edge_px or size > limits.max_bytes:
+    if max(header.width, header.height) > limits.edge_for(header.width, header.height):
+        return False
+    if size > limits.max_bytes or (header.format == "WEBP" and not limits.webp):
         return False
     if header.format == "PNG":
         return size <= PNG_PASS_THROUGH_MAX_BYTES and not (
@@ -65,13 +67,24 @@ def is_graphic(image: Image.Image) -> bool:
     return image.getcolors(GRAPHIC_MAX_COLOURS) is not None
 
 
-def encode_for_model(image: Image.Image, max_bytes: int = MAX_BYTES) -> Encoded:
-    """An RGB or L image as lossless WebP (a graphic that fits `max_bytes`) or JPEG quality 85."""
+def encode_for_model(image: Image.Image, max_bytes: int = MAX_BYTES,
+                     webp: bool = True) -> Encoded:
+    """An RGB or L image as lossless WebP (a graphic that fits `max_bytes`) or JPEG quality 85.
+    Without `webp` (a client that does not carry it), a graphic's lossless encoding is PNG."""
     if is_graphic(image):
-        webp = webp_lossless_bytes(image)
-        if len(webp) <= max_bytes:
-            return Encoded(webp, "image/webp")
+        lossless = lossless_bytes(image, webp)
+        if len(lossless.data) <= max_bytes:
+            return lossless
     return Encoded(jpeg_bytes(image), "image/jpeg")
+
+
+def lossless_bytes(image: Image.Image, webp: bool = True) -> Encoded:
+    """An RGB or L image without loss: WebP, or PNG for a client without WebP."""
+    if webp:
+        return Encoded(webp_lossless_bytes(image), "image/webp")
+    png = io.BytesIO()
+    image.save(png, "PNG")
+    return Encoded(png.getvalue(), "image/png")
 
 
 def webp_lossless_bytes(image: Image.Image) -> bytes:

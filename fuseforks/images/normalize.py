@@ -247,7 +247,7 @@ def _decide(data: ImageBlock, index: int, limits: ImageLimits, decode: bool = Tr
             sizes = ico_entry_sizes(raw)
         except ProbeError as error:
             return _drop("unreadable", index, fmt, str(error))
-        refused = next(filter(None, (_over_limits(fmt, w, h, limits.max_edge_px) for w, h in sizes)), None)
+        refused = next(filter(None, (_over_limits(fmt, w, h, limits.edge_for(w, h)) for w, h in sizes)), None)
         if refused is not None:
             return _drop("too_large", index, fmt, refused)
     if fmt not in HEADER_WALKED:
@@ -262,7 +262,8 @@ def _decide(data: ImageBlock, index: int, limits: ImageLimits, decode: bool = Tr
         return _reencoded(raw, fmt, index, limits, if_unreadable=str(error)) if decode else raw
     if min(header.width, header.height) < 1:
         return _drop("unreadable", index, fmt, "declares a zero dimension")
-    refused = _over_limits(fmt, header.width, header.height, limits.max_edge_px)
+    refused = _over_limits(fmt, header.width, header.height,
+                           limits.edge_for(header.width, header.height))
     if refused is not None:
         return _drop("too_large", index, fmt, refused)
     if passes_through(header, len(raw), limits):

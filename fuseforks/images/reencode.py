@@ -120,17 +120,18 @@ class Reencoded(NamedTuple):
 def reencode(data: bytes, fmt: str, limits: ImageLimits) -> Reencoded:
     """The bytes to send, their size and type. Raises on anything Pillow cannot decode whole.
 
-    The long edge is scaled to `limits.max_edge_px`; with `limits.shrink`, an image still over
+    The long edge is scaled to `limits.max_edge_px` (or less, to keep the short edge within
+    `limits.max_short_edge_px`); with `limits.shrink`, an image still over
     `limits.max_bytes` is written again, quality before scale, until it fits
     (`fuseforks.images.within_budget`). Memory: each full-size
     intermediate is released as soon as the next one exists, so the peak is two full-size
     buffers at most (the decoded image and one converted copy)."""
-    max_edge = limits.max_edge_px
     if fmt == "PNG":
         data = drop_damaged_ancillary_chunks(data)
     with Image.open(io.BytesIO(data), formats=[fmt]) as opened:
         im: Image.Image = opened
         width, height = im.size
+        max_edge = limits.edge_for(width, height)
         if max(width, height) > DECODE_MAX_EDGE_PX:
             raise DeclaredTooLarge(f"declares {width}x{height} px, over {DECODE_MAX_EDGE_PX} px")
         budget = over_decode_budget(fmt, width, height, max_edge)
@@ -158,11 +159,11 @@ def reencode(data: bytes, fmt: str, limits: ImageLimits) -> Reencoded:
             rgb = rgb.transpose(step)
         if icc and not cmyk:
             rgb = _to_srgb(rgb, icc)
-    encoded = encode_for_model(rgb, limits.max_bytes)
+    encoded = encode_for_model(rgb, limits.max_bytes, limits.webp)
     width, height = rgb.size
     legible = True
     if limits.shrink and len(encoded.data) > limits.max_bytes:
-        encoded, width, height, legible = fit_legibly(rgb, limits.max_bytes)
+        encoded, width, height, legible = fit_legibly(rgb, limits.max_bytes, limits.webp)
     return Reencoded(encoded.data, width, height, encoded.media_type, frames, *source,
                      illegible=not legible)
 

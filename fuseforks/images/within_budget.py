@@ -32,7 +32,7 @@ from typing import NamedTuple
 from PIL import Image, ImageFilter
 
 from fuseforks.core.media import JPEG_QUALITY, SHRINK_MIN_EDGE_PX, SHRINK_STEPS, target_size
-from fuseforks.images.encoding_choice import Encoded, is_graphic, webp_lossless_bytes
+from fuseforks.images.encoding_choice import Encoded, is_graphic, lossless_bytes
 
 GOOD_QUALITY = 90
 """A lossy quality at which compression leaves text as it was: a size where it fits is taken
@@ -113,19 +113,20 @@ def _best_quality(image: Image.Image, encode: Callable[[Image.Image, int], bytes
 
 def encode_within(image: Image.Image, max_bytes: int,
                   qualities: Sequence[int] = WEBP_QUALITIES,
-                  lossless: bool = True) -> tuple[Encoded, bool]:
+                  lossless: bool = True, webp: bool = True) -> tuple[Encoded, bool]:
     """A graphic at its size, lossless when that fits (tried only when `lossless`), else at the
     best of `qualities` whose bytes fit `max_bytes`, and whether they do (when not: the smallest
-    encoding tried)."""
-    without_loss = webp_lossless_bytes(image) if lossless else None
-    if without_loss is not None and len(without_loss) <= max_bytes:
-        return Encoded(without_loss, "image/webp"), True
-    data, fits = _best_quality(image, _webp, qualities, max_bytes)
-    if not fits and without_loss is not None:
+    encoding tried). Without `webp`: PNG and JPEG at the same qualities."""
+    without_loss = lossless_bytes(image, webp) if lossless else None
+    if without_loss is not None and len(without_loss.data) <= max_bytes:
+        return without_loss, True
+    data, fits = _best_quality(image, _webp if webp else _jpeg, qualities, max_bytes)
+    lossy = Encoded(data, "image/webp" if webp else "image/jpeg")
+    if not fits and without_loss is not None and len(without_loss.data) < len(data):
         # Flat UI compresses better without loss than at any lossy quality: the smaller one is
         # what the next size is estimated from.
-        data = min(data, without_loss, key=len)
-    return Encoded(data, "image/webp"), fits
+        return without_loss, False
+    return lossy, fits
 
 
 def _jpeg_within(image: Image.Image, max_bytes: int) -> tuple[Encoded, bool]:
@@ -148,20 +149,21 @@ class Fitted(NamedTuple):
     """Its text kept the pixels it needs to be read (or it has none)."""
 
 
-def fit_legibly(rgb: Image.Image, max_bytes: int) -> Fitted:
+def fit_legibly(rgb: Image.Image, max_bytes: int, webp: bool = True) -> Fitted:
     """`rgb` within `max_bytes`, as the module says: a graphic at the largest size down to the
     legible one where a good quality fits, else at the legible size at the best quality that
-    fits, else smaller; a photo at the best JPEG quality before any smaller size."""
+    fits, else smaller; a photo at the best JPEG quality before any smaller size. Without
+    `webp` (a client that does not carry it) a graphic is PNG or JPEG instead."""
     if not is_graphic(rgb):
         return _scaled_until_fits(rgb, max_bytes, lambda im: _jpeg_within(im, max_bytes),
                                   legible=True)
-    whole = len(webp_lossless_bytes(rgb))
+    whole = len(lossless_bytes(rgb, webp).data)
 
     def within(image: Image.Image, qualities: Sequence[int]) -> tuple[Encoded, bool]:
         # lossless is tried only where its size, which follows the pixel count, could fit
         area = image.width * image.height / (rgb.width * rgb.height)
         return encode_within(image, max_bytes, qualities,
-                             lossless=whole * area <= max_bytes * _LOSSLESS_SLACK)
+                             lossless=whole * area <= max_bytes * _LOSSLESS_SLACK, webp=webp)
 
     height = text_height(rgb)
     legible_scale = 1.0 if height is None else min(1.0, LEGIBLE_TEXT_PX / height)

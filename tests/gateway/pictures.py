@@ -48,3 +48,19 @@ BIG_PHOTO_SIZE = (3136, 1960)
 def big_photo_jpeg() -> bytes:
     """A 3136x1960 JPEG photo: twice the engine's long edge, and quick to build."""
     return gen.encode(gen.photo(*BIG_PHOTO_SIZE, seed=9), "JPEG", quality=85)
+
+
+UI_SIZE = (2560, 1600)
+
+
+@functools.cache
+def ui_png() -> bytes:
+    """A 2560x1600 UI screenshot with text at 2x, as PNG: a graphic, sent without loss."""
+    return gen.encode(gen.screenshot(*UI_SIZE, seed=2, scale=2.0)[0], "PNG")
+
+
+@functools.cache
+def ui_webp() -> bytes:
+    """A 1568x980 UI screenshot as lossless WebP, as a server may send it: within the engine's
+    limits, so it passes as it came unless a client cannot carry WebP."""
+    return gen.encode(gen.screenshot(1568, 980, seed=3)[0], "WEBP", lossless=True)

@@ -35,9 +35,9 @@ CLIENTS = [
     ("@cline/core", "image-rules"),
     ("goose", "image-rules"),
     ("@librechat/api-client", "image-rules"),
-    ("Visual Studio Code", "image-rules"),
-    ("Visual Studio Code - Insiders", "image-rules"),
-    ("Code - OSS", "image-rules"),
+    ("Visual Studio Code", "vscode"),
+    ("Visual Studio Code - Insiders", "vscode"),
+    ("Code - OSS", "vscode"),
     ("windsurf-client", "image-rules"),
     ("codex-mcp-client", "structured-first"),
     ("opencode", "structured-first"),
@@ -79,9 +79,11 @@ async def test_a_client_gets_its_profile_and_images_within_it_and_its_quirk_work
         photo = await session.call_tool("blocks__big_photo", {})
         measured = await session.call_tool("blocks__measured", {})
         counted = await session.call_tool("blocks__counted", {})
-    # the engine's own rules: a 3136x1960 photo scaled to 1568 px, as JPEG, within 2 MiB
+    # the engine's own rules: a 3136x1960 photo scaled to 1568 px (VS Code: to a 768 px short
+    # edge, as it would scale it itself), as JPEG, within 2 MiB
     [(data, media_type)] = images(photo)
-    assert (size(data), media_type) == ((1568, 980), "image/jpeg")
+    edge = (1229, 768) if profile == "vscode" else (1568, 980)
+    assert (size(data), media_type) == (edge, "image/jpeg")
     assert len(data) <= ENGINE_BYTES
     assert images(measured) == [(small_jpeg(), "image/jpeg")]  # within them: as it came
     # a result without images keeps its structured content, whatever the client
@@ -108,9 +110,38 @@ async def test_a_client_gets_its_profile_and_images_within_it_and_its_quirk_work
     assert (started.client, started.client_version, started.profile) == (client, "9.9", profile)
     assert (started.limits.max_edge_px, started.limits.max_bytes, started.limits.max_images,
             started.limits.shrink) == (1568, ENGINE_BYTES, 4, True)
+    assert (started.limits.max_short_edge_px, started.limits.webp) == (
+        (768, False) if profile == "vscode" else (0, True))
     # the record says what the client got: the images' digests, the text it read
     sent = [e.event.images for e in run if isinstance(e.event, ResultSent)]
     assert sent == [[hashlib.sha256(data).hexdigest()],
                     [hashlib.sha256(small_jpeg()).hexdigest()], []]
     bodies = [e.event.body for e in run if isinstance(e.event, ToolResultRecorded)]
     assert bodies[1] == body
+
+
+@pytest.mark.parametrize("client", ["Visual Studio Code", "Code - OSS"])
+async def test_vs_code_gets_no_webp_and_images_it_will_not_scale_again(
+        tmp_path: Path, client: str) -> None:
+    """VS Code scales an image with both sides over 768 px to a 768 px short side, and sends a
+    scaled image that is not JPEG as PNG bytes under the server's type: a WebP would reach the
+    model as PNG called WebP, which broke every later request of a conversation. The gateway
+    sends it PNG or JPEG, already at that size."""
+    config = write_config(tmp_path, blocks=blocks())
+    db = tmp_path / "gateway.db"
+    async with stdio_gateway(config, "--db", str(db), client=client) as session:
+        screens = await session.call_tool("blocks__ui_screens", {})
+        photo = await session.call_tool("blocks__big_photo", {})
+    [(ui, ui_type), (shot, shot_type)] = images(screens)
+    assert (size(ui), ui_type, ui[:8]) == ((1229, 768), "image/png", b"\x89PNG\r\n\x1a\n")
+    assert (size(shot), shot_type, shot[:8]) == ((1229, 768), "image/png", b"\x89PNG\r\n\x1a\n")
+    [(data, media_type)] = images(photo)
+    assert (size(data), media_type, data[:2]) == ((1229, 768), "image/jpeg", b"\xff\xd8")
+    [run] = recorded(db)
+    started = run[0].event
+    assert isinstance(started, SessionStarted)
+    assert (started.profile, started.limits.max_short_edge_px, started.limits.webp) == (
+        "vscode", 768, False)
+    sent = [e.event.images for e in run if isinstance(e.event, ResultSent)]
+    assert sent == [[hashlib.sha256(ui).hexdigest(), hashlib.sha256(shot).hexdigest()],
+                    [hashlib.sha256(data).hexdigest()]]

@@ -36,7 +36,14 @@ from mcp.types import (
 )
 from pydantic import BaseModel
 
-from tests.gateway.pictures import big_photo_jpeg, photo_png, small_jpeg, tiny_png
+from tests.gateway.pictures import (
+    big_photo_jpeg,
+    photo_png,
+    small_jpeg,
+    tiny_png,
+    ui_png,
+    ui_webp,
+)
 
 server = MCPServer("blocks", log_level="WARNING")
 PDF = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n"
@@ -114,6 +121,15 @@ def big_photo() -> CallToolResult:
     """A 3136x1960 JPEG photo."""
     return CallToolResult(content=[ImageContent(type="image", data=b64(big_photo_jpeg()),
                                                 mime_type="image/jpeg")])
+
+
+@server.tool()
+def ui_screens() -> CallToolResult:
+    """A 2x UI screenshot as PNG, and a 1x one as WebP."""
+    return CallToolResult(content=[
+        ImageContent(type="image", data=b64(ui_png()), mime_type="image/png"),
+        ImageContent(type="image", data=b64(ui_webp()), mime_type="image/webp"),
+    ])
 
 
 @server.resource("pictures://photo.png", mime_type="image/png")
