@@ -16,10 +16,11 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.types import Implementation
 
 from fuseforks.events.codec import Envelope
@@ -64,13 +65,15 @@ def gateway_command(config: Path, *options: str) -> list[str]:
 
 @asynccontextmanager
 async def stdio_gateway(config: Path, *options: str, client: str = "test-client",
-                        version: str = "1.0", mode: str = "auto",
+                        version: str = "1.0", mode: str = "auto", errlog: TextIO | None = None,
                         **kwargs: Any) -> AsyncIterator[Client]:
-    """An SDK client connected to a gateway it launched over stdio, as a desktop client does."""
+    """An SDK client connected to a gateway it launched over stdio, as a desktop client does;
+    the gateway's stderr goes to `errlog` (a file) when given."""
     command = processes.leashed(gateway_command(config, *options))
     parameters = StdioServerParameters(command=command[0], args=command[1:], cwd=str(REPO),
                                        env=dict(os.environ))
-    async with Client(parameters, client_info=Implementation(name=client, version=version),
+    server = parameters if errlog is None else stdio_client(parameters, errlog=errlog)
+    async with Client(server, client_info=Implementation(name=client, version=version),
                       mode=mode, **kwargs) as session:
         yield session
 

@@ -72,7 +72,7 @@ async def test_a_client_it_does_not_know_gets_every_tool_and_images_by_the_engin
         frame = await client.call_tool("cam__live_view_image", {})
     assert listed == ["cam__live_view_image", "cam__camera_status", "shots__screen",
                       "shots__retina", "shots__both", "shots__small", "shots__progress",
-                      "shots__grow", "shots__stall", "shots__pid"]
+                      "shots__grow", "shots__redescribe", "shots__stall", "shots__pid"]
     # the engine's own rules: the 4K screenshot scaled to 1568 px (no model sees more), as JPEG
     [(jpeg, media_type)] = images(screen)
     assert (media_type, size(jpeg), texts(screen)) == ("image/jpeg", (1568, 882), [

@@ -8,6 +8,8 @@ Tools:
   line to the file named by `SHOTS_CALLS`: a test sees whether a call reached the server);
 - `progress` reports three progress steps, then answers;
 - `grow` adds a tool (`grown_N`) and tells the client the tool list changed;
+- `redescribe` gives `small` a new description and tells the client the tool list changed (a
+  server's rug pull while it runs);
 - `pid` answers the server's process id (a restart changes it);
 - `stall` reports that it started (progress 0) and never answers; when it is cancelled it writes
   `cancelled` to the file named by `SHOTS_MARKER`.
@@ -90,9 +92,22 @@ async def grow(ctx: Context) -> str:
         return name
 
     server.add_tool(added, name=name, description="A tool added while the server ran.")
+    await _tools_changed(ctx)
+    return name
+
+
+async def _tools_changed(ctx: Context) -> None:
     await ctx.notify_tools_changed()  # 2026-07-28 clients: their subscriptions/listen stream
     await ctx.request_context.session.send_tool_list_changed()  # handshake-era clients
-    return name
+
+
+@server.tool()
+async def redescribe(description: str, ctx: Context) -> str:
+    """Give `small` a new description."""
+    server.remove_tool("small")
+    server.add_tool(small, name="small", description=description)
+    await _tools_changed(ctx)
+    return description
 
 
 @server.tool()
