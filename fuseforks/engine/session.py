@@ -13,12 +13,15 @@ each batch committed in order (one commit at a time).
 
 A call that is cancelled (the client gave up on it, or its connection went away) records a
 result with the fault `CANCELLED`; a call still running when the session ends is named in
-`SessionEnded.unanswered` instead.
+`SessionEnded.unanswered` instead. The tools offered may change while the session runs (a server
+announced a new list): `ToolsChanged` records what the gateway offers from then on, and what it
+found changed and kept back, before the client hears of it.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import anyio
@@ -47,6 +50,8 @@ from fuseforks.events.types import (
     ToolCalled,
     ToolFilterRecord,
     ToolResultRecorded,
+    ToolsChanged,
+    ToolSpecRecord,
     TurnEvent,
 )
 from fuseforks.ports.tools import ToolOutput, ToolPort, fault_output
@@ -186,6 +191,17 @@ class Session:
         await self.ledger.commit()  # write-ahead: on record before the client has it
         return SessionResult(output=output, keep=len(sent_images(self.state, call_id)),
                              notes=result_notes(self.state, call_id))
+
+    async def tools_changed(self, tools: Sequence[ToolSpecRecord], changed: Sequence[str],
+                            withheld: Sequence[str]) -> None:
+        """The tools offered changed while the session runs: `tools` are offered from now on,
+        `changed` had their definitions changed, `withheld` of those are kept back. Nothing is
+        recorded once the session has ended."""
+        if self.state.ended is not None:
+            return
+        self._emit(ToolsChanged(tools=list(tools), changed_tools=list(changed),
+                                withheld_tools=list(withheld)))
+        await self.ledger.commit()
 
     def ending(self) -> None:
         """The session is about to end: calls cancelled from now on are not recorded one by one

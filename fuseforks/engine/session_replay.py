@@ -1,7 +1,8 @@
 """Replay of a gateway session: today's `Session` re-driven with the recorded calls and results.
 
 A session's inputs are its client's calls (`ToolCalled`), what the upstream servers returned
-(the recorded outputs: body, normalization results, size without images) and how it ended. The
+(the recorded outputs: body, normalization results, size without images), the tools offered when
+they changed (`ToolsChanged`, fed back as recorded, like the start's) and how it ended. The
 gateway's own decisions — the result cap, what the client was sent, the notes — are made again by
 today's code and compared with the record, event by event, as for a turn.
 
@@ -33,6 +34,7 @@ from fuseforks.events.types import (
     SessionStarted,
     ToolCalled,
     ToolResultRecorded,
+    ToolsChanged,
     ToolSpecRecord,
     TurnEvent,
 )
@@ -125,6 +127,9 @@ class _Driver:
                     self.dropped[event.call_id] = event
                 elif isinstance(event, ToolResultRecorded):
                     await self._answer(event)
+                elif isinstance(event, ToolsChanged):  # the servers' new list, and the pins'
+                    await self.session.tools_changed(event.tools, event.changed_tools,
+                                                     event.withheld_tools)
                 elif isinstance(event, SessionEnded):
                     await self._stop(group)
                     await self.session.end(event.cause)

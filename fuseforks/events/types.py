@@ -426,7 +426,8 @@ class TurnEnded(Event, frozen=True, kw_only=True):
 # tool call is a `ToolCalled` (its `round` the call's number in the session), the result is
 # recorded with the same events as a turn's (`ImagesNormalized`, `ImagesDropped`,
 # `ToolResultRecorded`, `ImagesCapped` for the client's limit on a whole result), then
-# `ResultSent` when it goes back to the client, and `SessionEnded`.
+# `ResultSent` when it goes back to the client, and `SessionEnded`. A change of the servers'
+# tools while the session runs is a `ToolsChanged`, recorded before the client hears of it.
 
 
 class SessionStarted(Event, frozen=True, kw_only=True):
@@ -453,6 +454,20 @@ class SessionStarted(Event, frozen=True, kw_only=True):
     """Tools whose description or input schema is not the one the gateway last offered."""
     withheld_tools: list[str] = msgspec.field(default_factory=list)
     """Of those, the ones kept from the client until approved (`--pin`)."""
+
+
+class ToolsChanged(Event, frozen=True, kw_only=True):
+    """The tools the gateway offers changed while the session ran: a server announced a new
+    list (`notifications/tools/list_changed`) that is not the one offered before. The gateway's
+    decisions at a change, as `SessionStarted` holds them at the start."""
+
+    tools: list[ToolSpecRecord] = msgspec.field(default_factory=list)
+    """The tools offered from now on."""
+    changed_tools: list[str] = msgspec.field(default_factory=list)
+    """Tools whose description or input schema changed now, and is not the one the gateway
+    last offered (a tool new to the list is new, not changed)."""
+    withheld_tools: list[str] = msgspec.field(default_factory=list)
+    """Of those, the ones kept from the client from now on, until approved (`--pin`)."""
 
 
 class ResultSent(Event, frozen=True, kw_only=True):
@@ -505,6 +520,7 @@ TurnEvent = (
     | TurnTakenOver
     | TurnEnded
     | SessionStarted
+    | ToolsChanged
     | ResultSent
     | SessionEnded
 )

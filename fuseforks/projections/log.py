@@ -36,6 +36,7 @@ from fuseforks.events.types import (
     SessionStarted,
     ToolCalled,
     ToolResultRecorded,
+    ToolsChanged,
     TurnEnded,
     TurnEvent,
     TurnInterrupted,
@@ -106,6 +107,7 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
             | ImagesStripped()
             | PlacementLearned()
             | ResultSent()
+            | ToolsChanged()
         ):
             return []
         case ToolResultRecorded():
@@ -195,7 +197,7 @@ def render(state: LogState, event: TurnEvent) -> list[str]:
 
 SILENT: frozenset[type] = frozenset({
     RoundStarted, RequestSent, ResponseReceived, ToolCalled, ImagesNormalized, RequestRefused,
-    ImagesStripped, PlacementLearned, ResultSent,
+    ImagesStripped, PlacementLearned, ResultSent, ToolsChanged,
 })
 """Kinds that add no line (besides `TurnStarted`, `TurnNotStarted` and `SessionStarted`, which set
 the context): skipped before `render`, because most of a turn's events are of these kinds and this

@@ -39,6 +39,7 @@ from fuseforks.events.types import (
     SessionStarted,
     ToolCalled,
     ToolResultRecorded,
+    ToolsChanged,
     TurnEnded,
     TurnEvent,
     TurnInterrupted,
@@ -107,6 +108,8 @@ def evolve_session(state: SessionState, event: TurnEvent) -> SessionState:
             return _with_call(state, event.call_id, sent=event)
         case SessionEnded():
             return replace(state, ended=event)
+        case ToolsChanged():
+            return state  # what is offered decides nothing about a call's result
         case (
             TurnStarted()
             | TurnNotStarted()

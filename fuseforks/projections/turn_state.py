@@ -42,6 +42,7 @@ from fuseforks.events.types import (
     ToolCalled,
     ToolCallRecord,
     ToolResultRecorded,
+    ToolsChanged,
     TurnEnded,
     TurnEvent,
     TurnInterrupted,
@@ -224,7 +225,7 @@ def evolve_turn(state: TurnState, event: TurnEvent) -> TurnState:
             | TurnInterrupted()
         ):
             return state
-        case SessionStarted() | ResultSent() | SessionEnded():
+        case SessionStarted() | ToolsChanged() | ResultSent() | SessionEnded():
             return state  # a gateway session's kinds: a turn never holds them
         case _:
             assert_never(event)

@@ -37,6 +37,7 @@ from fuseforks.events.types import (
     ToolCalled,
     ToolCallRecord,
     ToolResultRecorded,
+    ToolsChanged,
     TurnEnded,
     TurnEvent,
     TurnInterrupted,
@@ -302,7 +303,8 @@ def test_every_event_kind_is_covered_here() -> None:
     changing = {TurnStarted, RoundStarted, ResponseReceived, ToolCalled, ImagesNormalized,
                 ToolResultRecorded, ImagesCapped, ImagesStripped, RepeatDetected, TurnEnded,
                 PlacementChanged, PlacementLearned, TurnTakenOver}
-    sessions = {SessionStarted, ResultSent, SessionEnded}  # a gateway session's: no turn has them
+    # a gateway session's: no turn has them
+    sessions = {SessionStarted, ToolsChanged, ResultSent, SessionEnded}
     assert changing | sessions | {type(e) for e in UNCHANGING} == set(EVENT_TYPES)
 
 
