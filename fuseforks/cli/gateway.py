@@ -120,9 +120,11 @@ What a client's configuration needs, with absolute paths:
               show_default=True, help="Seconds an MCP server may take to start.")
 @click.option("--pin", is_flag=True,
               help="Keep from clients a tool whose description or input schema changed since "
-                   "this gateway last offered it, until approved with --approve.")
+                   "this gateway last offered it (at start or while it runs), until approved "
+                   "with --approve.")
 @click.option("--approve", multiple=True, metavar="TOOL",
-              help="Offer this changed tool (as clients see its name) with its new definition.")
+              help="Offer this changed tool (as clients see its name) with the definition it "
+                   "has as the gateway starts.")
 @click.option("--snippet", type=click.Choice(SNIPPET_CLIENTS), default=None,
               help="Print what CLIENT's configuration needs to start this gateway (absolute "
                    "paths), and exit.")

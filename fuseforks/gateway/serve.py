@@ -33,13 +33,13 @@ from fuseforks.core.names import SessionEndCause
 from fuseforks.edge.serving import bind
 from fuseforks.events.secrets import Secrets
 from fuseforks.events.sequencer import Clock
-from fuseforks.events.types import ServerDown, SessionStarted
+from fuseforks.events.types import ServerDown
 from fuseforks.gateway.http import Listener, http_app, listener, security
-from fuseforks.gateway.pins import ToolChange, change_lines, changes, last_offered
+from fuseforks.gateway.pins import OFFERING_KINDS, Pins, ToolChange, change_lines, last_offered
 from fuseforks.gateway.server import gateway_server
 from fuseforks.gateway.sessions import GatewaySettings, SessionBook
 from fuseforks.gateway.stdio import answering, stdin_lines
-from fuseforks.gateway.upstream import hub_names, offered_specs
+from fuseforks.gateway.upstream import hold
 from fuseforks.mcp.config import ServerConfig
 from fuseforks.mcp.connection import DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT
 from fuseforks.mcp.hub import ToolHub
@@ -89,7 +89,9 @@ def start_lines(store: Path | DatabaseUrl, started: Sequence[str], faults: Mappi
 class Gateway:
     """One run of the gateway. `await run()` serves until the client goes or a signal comes,
     and returns the exit code. `on_started(line)` hears the `start_lines` once the servers have
-    started, `on_listening(url)` where an HTTP gateway listens."""
+    started, then a line for each tool found changed (`change_lines`: at the start, and when a
+    server's list changes while the gateway runs); `on_listening(url)` where an HTTP gateway
+    listens."""
 
     def __init__(self, options: GatewayOptions, *, clock: Clock | None = None,
                  on_started: Callable[[str], None] | None = None,
@@ -139,15 +141,18 @@ class Gateway:
                 started = [s.name for s in options.servers if s.name not in hub.start_faults]
                 for line in start_lines(options.store, started, hub.start_faults, secrets):
                     self.on_started(line)
-            found, withheld = await self._pins(store, hub)
-            if self.on_started is not None:
-                for line in change_lines(found, withheld, options.settings.pin):
+            pins, found = await self._pins(store, hub)
+
+            def say(line: str) -> None:
+                if self.on_started is not None:
                     self.on_started(secrets.text(line))
+
+            for line in change_lines(found, pins.withheld, options.settings.pin):
+                say(line)
             down = [ServerDown(server=name, reason=reason)
                     for name, reason in hub.start_faults.items()]
             self.book = SessionBook(hub, options.settings, bus.publish, servers_down=down,
-                                    changed=[c.name for c in found], withheld=withheld,
-                                    clock=self.clock)
+                                    pins=pins, say=say, clock=self.clock)
             try:
                 async with anyio.create_task_group() as group:
                     group.start_soon(self._watch_signals, group)
@@ -161,19 +166,15 @@ class Gateway:
                     await self.book.end_all(self.cause)
         return EXIT_CODES[self.cause]
 
-    async def _pins(self, store: EventStore, hub: ToolHub) -> tuple[list[ToolChange], list[str]]:
-        """The tools whose definition is not the one last offered (the record's sessions of this
-        gateway), and those of them kept from clients: with `--pin`, all but the approved. The
-        hub stops offering those."""
+    async def _pins(self, store: EventStore, hub: ToolHub) -> tuple[Pins, list[ToolChange]]:
+        """The definitions the tools are held to (what this gateway last offered, by the
+        record), and the tools whose definition is not that one: with `--pin`, all but the
+        approved are kept from clients (`Pins.withheld`), and the hub stops offering them."""
         settings = self.options.settings
-        started = await anyio.to_thread.run_sync(store.of_kinds, ["SessionStarted"])
-        offered = last_offered((e.event for e in started if isinstance(e.event, SessionStarted)),
-                               settings.agent)
-        names = hub_names(hub, settings.naming)
-        found = changes(offered, offered_specs(hub, settings.naming))
-        withheld = [c.name for c in found if settings.pin and c.name not in settings.approve]
-        hub.withheld = frozenset(names.prefixed(name) for name in withheld)
-        return found, withheld
+        record = await anyio.to_thread.run_sync(store.of_kinds, list(OFFERING_KINDS))
+        pins = Pins(last_offered(record, settings.agent), pin=settings.pin,
+                    approve=settings.approve)
+        return pins, hold(hub, pins, settings.naming)
 
     async def _watch_signals(self, group: TaskGroup) -> None:
         with anyio.open_signal_receiver(*_SIGNALS) as signals:

@@ -8,13 +8,15 @@ no session, by its name and version.
 
 The book also carries change notifications out: when an upstream server's list changes, every
 client hears it (a handshake-era client on its connection, a 2026-07-28 client on its
-`subscriptions/listen` stream).
+`subscriptions/listen` stream). A new list of tools is first held to the pins
+(`fuseforks.gateway.pins`): a changed tool is named (`say`), withheld with `--pin`, and the change
+recorded in every session (`ToolsChanged`) before any client hears of it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -29,14 +31,16 @@ from mcp.server.subscriptions import (
     ToolsListChanged,
 )
 
+from fuseforks.core.errors import FuseforksError
 from fuseforks.core.names import GatewayTransport, Language, SessionEndCause
 from fuseforks.engine.recorder import Publish
 from fuseforks.engine.session import Session, SessionSpec
 from fuseforks.events.sequencer import Clock
 from fuseforks.events.types import ServerDown, ToolFilterRecord
 from fuseforks.gateway.names import ToolNaming
+from fuseforks.gateway.pins import Pins, change_lines
 from fuseforks.gateway.profiles import NO_OVERRIDES, LimitOverrides, profile_for
-from fuseforks.gateway.upstream import UpstreamTools
+from fuseforks.gateway.upstream import UpstreamTools, hold, offered_specs
 from fuseforks.mcp.catalog import Catalog
 from fuseforks.mcp.hub import ToolHub
 
@@ -75,15 +79,20 @@ class LiveSession:
 
 class SessionBook:
     def __init__(self, hub: ToolHub, settings: GatewaySettings, publish: Publish | None, *,
-                 servers_down: Sequence[ServerDown] = (), changed: Sequence[str] = (),
-                 withheld: Sequence[str] = (), clock: Clock | None = None) -> None:
+                 servers_down: Sequence[ServerDown] = (), pins: Pins | None = None,
+                 say: Callable[[str], None] | None = None, clock: Clock | None = None) -> None:
+        """`pins`: what the tools are held to, checked at the gateway's start already (none:
+        nothing is compared); `say` hears a line for each tool that changes while it runs."""
         self.hub = hub
         self.settings = settings
         self.listeners = InMemorySubscriptionBus()
         """2026-07-28 clients' `subscriptions/listen` streams."""
         self._publish = publish
         self._servers_down = list(servers_down)
-        self._changed, self._withheld = list(changed), list(withheld)
+        self._pins = pins
+        self._say = say
+        self._offered = offered_specs(hub, settings.naming)
+        """The tools offered last, by the record."""
         self._tool_filters = [
             ToolFilterRecord(server=c.name, allow=list(c.tools.allow), deny=list(c.tools.deny))
             for c in hub.configs if c.tools.allow or c.tools.deny]
@@ -125,8 +134,9 @@ class SessionBook:
                            transport=settings.transport, profile=profile.name,
                            limits=profile.limits, result_limits=profile.result_limits,
                            language=settings.language, servers_down=self._servers_down,
-                           tool_filters=self._tool_filters, changed_tools=self._changed,
-                           withheld_tools=self._withheld)
+                           tool_filters=self._tool_filters,
+                           changed_tools=list(self._pins.changed if self._pins else ()),
+                           withheld_tools=list(self._pins.withheld if self._pins else ()))
         session = Session(spec, tools, clock=self._clock, publish=self._publish)
         await session.start()
         logger.info("gateway session %s: client %s %s, profile %s", session.session_id, client,
@@ -152,7 +162,10 @@ class SessionBook:
             await self.end(key, cause)
 
     async def changed(self, server: str, kind: str) -> None:
-        """An upstream server's list changed: tell every client (best effort)."""
+        """An upstream server's list changed: a list of tools is held to the pins and recorded;
+        then every client is told (best effort)."""
+        if kind == "tools":
+            await self._tools_changed()
         event = _EVENTS.get(kind)
         if event is not None:
             await self.listeners.publish(event)
@@ -166,6 +179,31 @@ class SessionBook:
                     await live.peer.send_prompt_list_changed()
             except Exception as error:  # a client that is gone hears nothing more
                 logger.debug("gateway: could not tell a client of %s's change: %r", server, error)
+
+    async def _tools_changed(self) -> None:
+        """The servers' tools checked against the pins at once — this runs as soon as the
+        server's new list is in, before any await: no client lists a changed tool before it is
+        withheld — then the change named and recorded in every session, if what is offered is
+        not what was offered before."""
+        pins = self._pins
+        found = hold(self.hub, pins, self.settings.naming) if pins is not None else []
+        offered = offered_specs(self.hub, self.settings.naming)
+        if not found and offered == self._offered:
+            return
+        self._offered = offered
+        withheld = pins.withheld if pins is not None else []
+        if self._say is not None:
+            for line in change_lines(found, withheld, self.settings.pin):
+                self._say(line)
+        changed = [c.name for c in found]
+        kept = [name for name in changed if name in withheld]
+        async with self._opening:  # a session beginning now records its start first
+            for live in list(self._live.values()):
+                try:
+                    await live.session.tools_changed(offered, changed, kept)
+                except FuseforksError as error:  # not recorded: the client is told all the same
+                    logger.warning("gateway session %s: could not record the tools' change: %s",
+                                   live.session.session_id, error)
 
 
 def _client(ctx: ServerRequestContext[Any, Any]) -> tuple[str, str]:

@@ -18,6 +18,7 @@ from fuseforks.core.names import Language, McpMethod
 from fuseforks.engine.session import ProgressListener
 from fuseforks.events.types import ToolSpecRecord
 from fuseforks.gateway.names import Names, ToolNaming
+from fuseforks.gateway.pins import Pins, ToolChange
 from fuseforks.mcp.catalog import Catalog, PromptDefinition
 from fuseforks.mcp.hub import ToolHub
 from fuseforks.mcp.plan import ClientSource
@@ -27,17 +28,29 @@ from fuseforks.ports.tools import ToolOutput
 _json = msgspec.json.Encoder()
 
 
-def hub_names(hub: ToolHub, naming: ToolNaming) -> Names:
-    """The names the hub's tools are offered under."""
-    return Names(((d.name, d.tool) for d in hub.list_tools()), naming)
+def hub_names(hub: ToolHub, naming: ToolNaming, *, withheld: bool = False) -> Names:
+    """The names the hub's tools are offered under (`withheld`: the withheld ones too)."""
+    return Names(((d.name, d.tool) for d in hub.list_tools(withheld=withheld)), naming)
 
 
-def offered_specs(hub: ToolHub, naming: ToolNaming) -> list[ToolSpecRecord]:
-    """The hub's tools as a client is offered them, and as a session's start records them."""
-    names = hub_names(hub, naming)
+def offered_specs(hub: ToolHub, naming: ToolNaming, *,
+                  withheld: bool = False) -> list[ToolSpecRecord]:
+    """The hub's tools as a client is offered them, and as the record holds them; with
+    `withheld`, the withheld ones too, as they would be offered."""
+    names = hub_names(hub, naming, withheld=withheld)
     return [ToolSpecRecord(name=names.exposed(d.name), description=d.description,
                            input_schema=_json.encode(d.input_schema).decode())
-            for d in hub.list_tools()]
+            for d in hub.list_tools(withheld=withheld)]
+
+
+def hold(hub: ToolHub, pins: Pins, naming: ToolNaming) -> list[ToolChange]:
+    """The servers' tools checked against their pins (`Pins.check`), and the hub made to
+    withhold those the pins keep back; returns the changes found. Synchronous, so that no client
+    lists the servers' new tools before they are checked."""
+    found = pins.check(offered_specs(hub, naming, withheld=True))
+    names = hub_names(hub, naming, withheld=True)
+    hub.withheld = frozenset(names.prefixed(name) for name in pins.withheld)
+    return found
 
 
 class UpstreamTools:

@@ -166,10 +166,10 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         self._waiting_interval = waiting_interval
         self._link_seconds = link_seconds
         self.on_progress = on_progress
+        """Hears every server's progress notifications (may be set after the hub starts)."""
         self.withheld: frozenset[str] = frozenset()
         """Prefixed tools kept from whoever uses the hub (a gateway's pinned tools whose
         definition changed): not listed, and a call to one is refused as an unknown tool's."""
-        """Hears every server's progress notifications (may be set after the hub starts)."""
         self.start_faults: dict[str, str] = {}  # server name -> why it did not start
 
     def _auth(self, config: ServerConfig, files: TokenFiles,
@@ -235,8 +235,9 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         """The configuration of every server of the hub."""
         return [server.connection.config for server in self._servers]
 
-    def list_tools(self) -> list[ToolDefinition]:
-        """Tools of every connected server, prefixed, in configuration then server order."""
+    def list_tools(self, *, withheld: bool = False) -> list[ToolDefinition]:
+        """Tools of every connected server, prefixed, in configuration then server order; with
+        `withheld`, the tools the hub withholds too (what the servers offer)."""
         return [
             ToolDefinition(
                 name=f"{server.prefix}{SEPARATOR}{tool.name}",
@@ -248,7 +249,7 @@ class ToolHub(anyio.AsyncContextManagerMixin):
             for server in self._servers
             if server.connection.connected
             for tool in server.tools
-            if f"{server.prefix}{SEPARATOR}{tool.name}" not in self.withheld
+            if withheld or f"{server.prefix}{SEPARATOR}{tool.name}" not in self.withheld
         ]
 
     def listed_tools(self) -> list[tuple[str, Tool]]:
