@@ -17,8 +17,9 @@ For each case, tesseract reads:
 - **before**: what it sent before quality came before scale — JPEG quality 85 scaled down until
   it fits (kept here, in the benchmark, as the baseline).
 
-Character accuracy is 1 - Levenshtein(OCR text, shown text) / len(shown text), whitespace runs
-collapsed (`bench_screenshots`). Goals: fuseforks within 5 % of the best reachable in every case;
+The best reachable is the best configuration (format and scale) on the mean over the seeds, not
+the luckiest reading of each seed. Character accuracy is 1 - Levenshtein(OCR text, shown
+text) / len(shown text), whitespace runs collapsed (`bench_screenshots`). Goals: fuseforks within 5 % of the best reachable in every case;
 the full page under Claude Code's budget with at least half of the error of before gone.
 
 Needs tesseract on PATH (`apt-get install tesseract-ocr`); says so and stops when missing.
@@ -29,6 +30,7 @@ from __future__ import annotations
 import io
 import math
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -37,7 +39,7 @@ from pathlib import Path
 import msgspec
 from PIL import Image
 
-from benchmarks.bench_screenshots import accuracy, ocr
+from benchmarks.bench_screenshots import accuracy
 from fuseforks.core.media import SHRINK_MIN_EDGE_PX, SHRINK_STEPS, target_size
 from fuseforks.gateway.profiles import ClientProfile, profile_for
 from fuseforks.images.normalize import normalize_image
@@ -133,8 +135,16 @@ def before(base: Image.Image, budget: int) -> bytes:
 
 
 def read(data: bytes, folder: Path, shown: str) -> tuple[float, str]:
+    """Character accuracy of tesseract's reading of `data`, with page segmentation mode 4 (one
+    column of text of many sizes): its default mode read the same screenshot 0.79 at 1097 px
+    wide and 0.96 at 1098 px (a region kept or lost), mode 4 0.790 and 0.792."""
+    path = folder / "page.png"
     with Image.open(io.BytesIO(data)) as image:
-        return accuracy(ocr(image.convert("RGB"), folder), shown), f"{image.width}x{image.height}"
+        image.convert("RGB").save(path)
+        size = f"{image.width}x{image.height}"
+    done = subprocess.run(["tesseract", str(path), "stdout", "--psm", "4"],
+                          capture_output=True, text=True, check=True)
+    return accuracy(done.stdout, shown), size
 
 
 def mean(values: list[float]) -> float:
@@ -157,7 +167,8 @@ def main() -> None:
                 edge = target_size(width, height, profile.limits.max_edge_px)
                 for label, budget in budgets(profile):
                     limits = msgspec.structs.replace(profile.limits, max_bytes=budget)
-                    best, ours, then, sent_as = [], [], [], []
+                    by_point: dict[tuple[str, float], list[float]] = {}
+                    ours, then, sent_as = [], [], []
                     for seed in SEEDS:
                         shot, shown = gen.screenshot(width, height, seed=seed, scale=scale)
                         sent = normalize_image(gen.encode(shot, "PNG"), limits)
@@ -166,8 +177,9 @@ def main() -> None:
                             break  # fits without loss: nothing to choose
                         base = shot if edge == shot.size else shot.resize(
                             edge, Image.Resampling.LANCZOS)
-                        best.append(max((read(data, folder, shown)[0]
-                                         for _, _, data in grid(base, budget)), default=0.0))
+                        for point, at, data in grid(base, budget):
+                            by_point.setdefault((point.split(" q")[0], at), []).append(
+                                read(data, folder, shown)[0])
                         ours.append(read(sent.data, folder, shown)[0])
                         then.append(read(before(base, budget), folder, shown)[0])
                         sent_as.append(f"{sent.media_type[6:]} {sent.width}x{sent.height}"
@@ -176,9 +188,13 @@ def main() -> None:
                     if not ours:
                         print(f"{kind:<22} {name:<15} {budget_text:>16}  fits without loss")
                         continue
-                    of_best = mean(ours) / mean(best) if mean(best) else 1.0
+                    # the best configuration (format and scale, at the highest quality that fits)
+                    # over every seed, not the luckiest reading of each seed
+                    best = max((mean(values) for values in by_point.values()
+                                if len(values) == len(ours)), default=0.0)
+                    of_best = mean(ours) / best if best else 1.0
                     met &= of_best >= GOAL_OF_BEST
-                    print(f"{kind:<22} {name:<15} {budget_text:>16} {mean(best):6.3f}"
+                    print(f"{kind:<22} {name:<15} {budget_text:>16} {best:6.3f}"
                           f" {mean(ours):6.3f} {mean(then):6.3f} {of_best:7.3f}"
                           f"  {', '.join(dict.fromkeys(sent_as))}")
                     if kind.startswith("full page") and name == "claude-code" and count_of(label) == 1:
