@@ -68,6 +68,9 @@ class ImageLimits(msgspec.Struct, frozen=True, kw_only=True):
     such limit): sending it at that size already keeps the client's own resize off it."""
     webp: bool = True
     """The client carries WebP under its own type; when not, images go as PNG or JPEG."""
+    split_pages: bool = False
+    """A page too tall for the long edge goes as parts of a screen's shape, its text as it was
+    drawn (`fuseforks.images.pages`). The engine keeps it off."""
 
     def __post_init__(self) -> None:
         if (self.max_edge_px < 1 or self.max_bytes < 1 or self.max_images < 0

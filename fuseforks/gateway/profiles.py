@@ -77,7 +77,7 @@ def _profiles(environ: Mapping[str, str]) -> dict[str, ClientProfile]:
         "image-rules": ClientProfile(
             name="image-rules",
             summary="the engine's own limits, as a turn sends images: 1568 px, 2 MiB",
-            limits=msgspec.structs.replace(ENGINE_LIMITS, shrink=True)),
+            limits=msgspec.structs.replace(ENGINE_LIMITS, shrink=True, split_pages=True)),
         "api-limits": ClientProfile(
             name="api-limits",
             summary="only what providers' APIs accept: 8000 px, 5 MB of base64",
@@ -92,23 +92,23 @@ def _profiles(environ: Mapping[str, str]) -> dict[str, ClientProfile]:
             name="claude-desktop",
             summary="1568 px, and a whole tool result within 1 MB",
             limits=ImageLimits(max_edge_px=MAX_EDGE_PX, max_bytes=API_MAX_IMAGE_BYTES,
-                               shrink=True),
+                               shrink=True, split_pages=True),
             result_limits=ResultLimits(max_bytes=DESKTOP_RESULT_BYTES)),
         "claude-code": ClientProfile(
             name="claude-code",
             summary=f"1568 px, and a whole tool result within {CODE_TOKENS_ENV} tokens",
             limits=ImageLimits(max_edge_px=MAX_EDGE_PX, max_bytes=API_MAX_IMAGE_BYTES,
-                               shrink=True),
+                               shrink=True, split_pages=True),
             result_limits=ResultLimits(max_tokens=code_tokens)),
         "vscode": ClientProfile(
             name="vscode",
             summary="1568 px and a 768 px short edge, PNG or JPEG: what VS Code passes unscaled",
-            limits=msgspec.structs.replace(ENGINE_LIMITS, shrink=True,
+            limits=msgspec.structs.replace(ENGINE_LIMITS, shrink=True, split_pages=True,
                                            max_short_edge_px=VSCODE_SHORT_EDGE_PX, webp=False)),
         "structured-first": ClientProfile(
             name="structured-first",
             summary="the engine's limits; a result with images sent without structuredContent",
-            limits=msgspec.structs.replace(ENGINE_LIMITS, shrink=True),
+            limits=msgspec.structs.replace(ENGINE_LIMITS, shrink=True, split_pages=True),
             structured_first=True),
     }
 

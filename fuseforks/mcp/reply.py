@@ -32,6 +32,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import anyio.to_thread
 import msgspec
 from mcp.types import (
     BlobResourceContents,
@@ -52,6 +53,7 @@ from fuseforks.events.privacy import elide_base64
 from fuseforks.images.fit import fit_result_images_async
 from fuseforks.images.normalize import normalize_result_images_async
 from fuseforks.images.types import NormalizedImage, ResultImages
+from fuseforks.mcp.paging import paged
 from fuseforks.mcp.plan import ClientSource, ResultPlan, blob_of, draft, slots_of
 from fuseforks.ports.tools import ToolOutput, fault_output
 
@@ -162,7 +164,10 @@ async def plan_for_client(source: ClientSource, *, language: Language, limits: I
     limits, and, when the client limits a whole result, the images re-encoded smaller until
     they fit beside the rest of it (what still does not fit is cut by the session, from the
     record: `ResultLimits.images_kept`). `structured_first`: the client reads a result's
-    `structuredContent` alone when there is one; a tool result with an image goes without it."""
+    `structuredContent` alone when there is one; a tool result with an image goes without it.
+    With `limits.split_pages` a tall page goes in parts (`fuseforks.mcp.paging`)."""
+    if limits.split_pages and isinstance(source, CallToolResult):
+        source = await anyio.to_thread.run_sync(paged, source, limits, language)
     content = client_blocks(source)
     drafted = draft(content, "client", language)
     if structured_first and drafted.payloads and isinstance(source, CallToolResult):

@@ -30,6 +30,7 @@ def every_text(t: Texts) -> list[str]:
         t.first_frame_note(0, 3, paged=True),
         t.scaled_note(0, (3840, 2160), (1568, 882)),
         t.illegible_note(0),
+        t.page_parts_note(2, (1280, 3000)),
         t.for_user_image(),
         *(t.link_not_read(outcome) for outcome in ("too_large", "timeout", "failed")),
         t.carrier_caption("camera", 1),
@@ -63,6 +64,7 @@ def test_each_language_has_every_text_and_they_are_its_own() -> None:
         "first_frame_note",
         "scaled_note",
         "illegible_note",
+        "page_parts_note",
         "for_user_image",
         "link_not_read",
         "carrier_caption",
@@ -150,6 +152,8 @@ def test_japanese_texts_are_the_measured_originals() -> None:
     assert t.tool_error_prefix() == "ツールはエラーを返しました:"
     assert t.scaled_note(0, (3840, 2160), (1568, 882)) == (
         "（1 枚目の画像: 元は 3840×2160、1568×882 に縮めて送りました（×0.41））")
+    assert t.page_parts_note(3, (800, 6000)) == (
+        "（次の 3 枚の画像は 800×6000 の 1 ページを上から順に分けたものです）")
     assert t.illegible_note(1) == (
         "（2 枚目の画像はクライアントのサイズ上限に収めるため、文字が読める大きさより小さくしました。"
         "細かい文字は読めないかもしれません。より狭い範囲を求めてください）")
@@ -178,6 +182,8 @@ def test_chinese_texts() -> None:
     assert t.tool_error_prefix() == "工具返回了错误："
     assert t.scaled_note(0, (3840, 2160), (1568, 882)) == (
         "（第 1 张图片：原始尺寸 3840×2160，按 1568×882 发送（×0.41））")
+    assert t.page_parts_note(3, (800, 6000)) == (
+        "（接下来的 3 张图片是同一个 800×6000 的页面，从上到下依次切分）")
     assert t.illegible_note(1) == (
         "（第 2 张图片为符合客户端的大小上限，缩得比文字可读所需更小：其中的小字可能无法辨认；"
         "可请求更小的区域）")

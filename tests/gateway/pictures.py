@@ -64,3 +64,12 @@ def ui_webp() -> bytes:
     """A 1568x980 UI screenshot as lossless WebP, as a server may send it: within the engine's
     limits, so it passes as it came unless a client cannot carry WebP."""
     return gen.encode(gen.screenshot(1568, 980, seed=3)[0], "WEBP", lossless=True)
+
+
+PAGE_SIZE = (1280, 3000)
+
+
+@functools.cache
+def page_png() -> bytes:
+    """A full-page screenshot: 1280x3000, 15 px text, over twice as tall as it is wide."""
+    return gen.encode(gen.screenshot(*PAGE_SIZE, seed=4)[0], "PNG")

@@ -32,7 +32,7 @@ from PIL import Image
 from fuseforks.cli import main
 from fuseforks.events.types import ImagesNormalized, ResultSent, ToolCalled, ToolResultRecorded
 from tests.gateway.conftest import PYTHON, REPO, recorded, shots, stdio_gateway, write_config
-from tests.gateway.pictures import SCREEN_SIZE
+from tests.gateway.pictures import SCREEN_SIZE, small_jpeg
 from tests.helpers import npm
 from tests.helpers.results import pictures_of
 
@@ -229,3 +229,40 @@ async def test_server_everythings_resources_and_prompts_through_the_gateway(
     [*_, refusal] = [e.event for e in session_record if isinstance(e.event, ToolResultRecorded)]
     assert refusal.ok is False and refusal.fault is not None
     assert "Invalid resourceType: Video" in refusal.fault
+
+
+SCALED_PARTS = ("(image 1: 1280×1500, sent at 886×1038 (×0.69))\n"
+                "(image 2: 1280×1500, sent at 886×1038 (×0.69))")
+
+
+@pytest.mark.parametrize(("client", "parts", "notes"), [
+    ("claude-ai", [(1280, 1500), (1280, 1500)], []),
+    ("an-agent-of-its-own", [(1280, 1500), (1280, 1500)], []),
+    # within its token budget: down to the size where the text still reads, no further
+    ("claude-code", [(886, 1038), (886, 1038)], [SCALED_PARTS]),
+])
+async def test_a_full_page_reaches_the_client_in_parts_and_the_record_agrees(
+        tmp_path: Path, client: str, parts: list[tuple[int, int]], notes: list[str]) -> None:
+    """At 1568 px a 1280x3000 page's text is 8 px high, past reading: the page goes as parts of a
+    screen's shape, its text as drawn, after a note that they are one page."""
+    db = tmp_path / "g.db"
+    async with stdio_gateway(write_config(tmp_path, blocks=blocks()), "--db", str(db),
+                             client=client) as session:
+        result = await session.call_tool("blocks__full_page", {})
+    assert [type(b).__name__ for b in result.content][:5] == [
+        "TextContent", "TextContent", "ImageContent", "ImageContent", "ImageContent"]
+    assert texts(result) == [
+        "the page", "(the next 2 images are one 1280×3000 page, cut from top to bottom)", *notes]
+    pictures = pictures_of(result.content)
+    assert [size(p) for p in pictures] == [*parts, (640, 400)]
+    assert pictures[2] == small_jpeg()  # the photo beside it keeps its place and its bytes
+    await agree(db, [digests(pictures)])
+
+
+async def test_a_profile_of_api_limits_only_sends_a_page_whole(tmp_path: Path) -> None:
+    db = tmp_path / "g.db"
+    async with stdio_gateway(write_config(tmp_path, blocks=blocks()), "--db", str(db),
+                             "--profile", "api-limits", client="claude-code") as session:
+        result = await session.call_tool("blocks__full_page", {})
+    assert texts(result) == ["the page"]
+    assert [size(p) for p in pictures_of(result.content)] == [(1280, 3000), (640, 400)]

@@ -92,7 +92,7 @@ def test_every_limit_can_be_set_over_the_profile() -> None:
         max_edge_px=1000, max_bytes=500_000, max_images=2, result_max_bytes=300_000,
         result_max_tokens=40_000), environ={})
     assert chosen.limits == ImageLimits(max_edge_px=1000, max_bytes=500_000, max_images=2,
-                                        shrink=True)
+                                        shrink=True, split_pages=True)
     assert chosen.result_limits == ResultLimits(max_bytes=300_000, max_tokens=40_000)
     assert chosen.result_limits.budget() == 160_000  # 40,000 tokens of four characters
     with pytest.raises(ValueError, match="unknown profile 'desktop'"):

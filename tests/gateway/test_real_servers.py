@@ -43,12 +43,14 @@ class Expected(NamedTuple):
     profile: str
     budget: int | None
     """Characters of JSON a whole result may take; None: no limit."""
+    part: tuple[int, int]
+    """The size each half of the full page is sent at."""
 
 
 CLIENTS = {
-    "claude-code": Expected("claude-code", 25_000 * 4),  # tokens of four characters
-    "claude-ai": Expected("claude-desktop", 1_000_000),
-    "an-agent-of-its-own": Expected("image-rules", None),
+    "claude-code": Expected("claude-code", 25_000 * 4, (823, 964)),  # tokens of four characters
+    "claude-ai": Expected("claude-desktop", 1_000_000, (1280, 1500)),
+    "an-agent-of-its-own": Expected("image-rules", None, (1280, 1500)),
 }
 
 
@@ -124,7 +126,7 @@ async def test_real_servers_through_the_gateway_give_each_client_what_its_profil
             results.append(await session.call_tool(name, arguments))
     assert [r.is_error for r in results] == [False] * len(calls)
     pictures = [pictures_of(r.content) for r in results]
-    assert [len(p) for p in pictures] == [1, 1, 1, 0, 1]
+    assert [len(p) for p in pictures] == [1, 1, 1, 0, 2]
 
     # what the client got: every image within the long edge, every result within the budget
     for result, found in zip(results, pictures, strict=True):
@@ -134,18 +136,17 @@ async def test_real_servers_through_the_gateway_give_each_client_what_its_profil
                 assert len(picture) <= IMAGE_RULES_IMAGE_BYTES
         if expected.budget is not None:
             assert wire_size(result) <= expected.budget
-    [[frame], [tiny], [annotated], [], [screenshot]] = pictures
+    [[frame], [tiny], [annotated], [], parts] = pictures
     assert frame == render_frame(1)  # within every profile: the camera's own bytes
     assert decoded(tiny)[1] == decoded(annotated)[1] == (20, 20)
     [annotated_block] = [b for b in results[2].content if isinstance(b, ImageContent)]
     assert annotated_block.annotations is not None
     assert annotated_block.annotations.audience == ["user"]
-    width, height = decoded(screenshot)[1]
-    # at 1568 px its text is as small as it can be and still read: under Claude Code's budget it
-    # keeps that size and loses quality instead, never pixels
-    assert (width, height) == (round(PAGE_WIDTH * LONG_EDGE / PAGE_HEIGHT), LONG_EDGE)
-    assert texts(results[4])[-1].startswith(
-        f"(image 1: {PAGE_WIDTH}×{PAGE_HEIGHT}, sent at {width}×{height} (×")
+    # at 1568 px the full page's text would be 8 px high: it goes as two parts of a screen's
+    # shape, at their own size where the budget allows, else down to where the text still reads
+    assert [decoded(p)[1] for p in parts] == [expected.part] * 2
+    assert texts(results[4])[1] == (
+        f"(the next 2 images are one {PAGE_WIDTH}×{PAGE_HEIGHT} page, cut from top to bottom)")
 
     # what the record says the client got: the same images, byte for byte, with their types
     [recording] = recorded(db)
@@ -157,14 +158,14 @@ async def test_real_servers_through_the_gateway_give_each_client_what_its_profil
         (name, [hashlib.sha256(p).hexdigest() for p in found])
         for (name, _), found in zip(calls, pictures, strict=True)]
     metas = {m.digest: m for e in events if isinstance(e, ImagesNormalized) for m in e.images}
-    for picture in [frame, tiny, screenshot]:
+    for picture in [frame, tiny, *parts]:
         meta = metas[hashlib.sha256(picture).hexdigest()]
         media_type, (w, h) = decoded(picture)
         assert (meta.media_type, meta.width, meta.height, meta.size) == (
             media_type, w, h, len(picture))
-    assert (metas[hashlib.sha256(screenshot).hexdigest()].source_width,
-            metas[hashlib.sha256(screenshot).hexdigest()].source_height) == (
-        PAGE_WIDTH, PAGE_HEIGHT)
+    assert [(metas[hashlib.sha256(part).hexdigest()].source_width,
+             metas[hashlib.sha256(part).hexdigest()].source_height) for part in parts] == [
+        (PAGE_WIDTH, PAGE_HEIGHT // 2)] * 2
     runner = CliRunner()
     audit = runner.invoke(main, ["audit", str(db), "--client", client, "--json"])
     assert audit.exit_code == 0, audit.output

@@ -38,6 +38,7 @@ from pydantic import BaseModel
 
 from tests.gateway.pictures import (
     big_photo_jpeg,
+    page_png,
     photo_png,
     small_jpeg,
     tiny_png,
@@ -121,6 +122,16 @@ def big_photo() -> CallToolResult:
     """A 3136x1960 JPEG photo."""
     return CallToolResult(content=[ImageContent(type="image", data=b64(big_photo_jpeg()),
                                                 mime_type="image/jpeg")])
+
+
+@server.tool()
+def full_page() -> CallToolResult:
+    """A caption, a full-page screenshot, a small photo."""
+    return CallToolResult(content=[
+        TextContent(type="text", text="the page"),
+        ImageContent(type="image", data=b64(page_png()), mime_type="image/png"),
+        ImageContent(type="image", data=b64(small_jpeg()), mime_type="image/jpeg"),
+    ])
 
 
 @server.tool()
