@@ -151,6 +151,8 @@ def test_every_event_kind_has_its_place_on_a_turns_page(tmp_path: Path) -> None:
                  "images lost with the process that died; tool call c1 may or may not have run, "
                  "and was not run again.",
                  "MCP server cam 2 did not start: command not found: 'cam2'",
+                 "Tools changed while the session ran: nik__live_view_image, nik__focus changed"
+                 " since last offered; withheld until approved: nik__focus.",
                  "Tool images dropped from t:", "too_many (JPEG)", "fifth image",
                  "PNG → image/jpeg (re-encoded)", "1568 × 1045, scaled from 3000 × 2000",
                  "123456 (121 KB), from 999999",
