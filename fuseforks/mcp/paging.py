@@ -18,12 +18,13 @@ from fuseforks.core.media import ImageLimits
 from fuseforks.core.names import Language
 from fuseforks.core.texts import texts
 from fuseforks.images.pages import page_parts
+from fuseforks.mcp.plan import draft
 
 
 def paged(source: CallToolResult, limits: ImageLimits, language: Language) -> CallToolResult:
     """`source` with its tall pages in parts (itself when none is cut). Decodes whole images:
     run it in a worker thread."""
-    images = sum(isinstance(block, ImageContent) for block in source.content)
+    images = len(draft(source.content, "client", language).payloads)  # blobs too
     room = limits.max_images - images + 1  # the parts one page may take beside the others
     content: list[ContentBlock] = []
     for block in source.content:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import functools
 import io
+import itertools
 import re
 from typing import Any
 
@@ -38,6 +39,7 @@ def pictures() -> dict[str, tuple[str, str]]:
                      "image/png"),
         "screenshot": (b64(gen.encode(gen.desktop_screenshot(2400, 1500, seed=2), "PNG")),
                        "image/png"),
+        "page": (b64(gen.encode(gen.screenshot(900, 2200, seed=6)[0], "PNG")), "image/png"),
         "animated_webp": (b64(gen.animated_webp(64, 64, [(255, 0, 0), (0, 0, 255)])),
                           "image/webp"),
         "gif": (b64(gif), "image/gif"),
@@ -51,7 +53,7 @@ def pictures() -> dict[str, tuple[str, str]]:
 
 
 SIZES: dict[str, tuple[int, int] | None] = {
-    "small_jpeg": (64, 48), "rgba_png": (300, 200), "screenshot": (2400, 1500),
+    "small_jpeg": (64, 48), "rgba_png": (300, 200), "screenshot": (2400, 1500), "page": (900, 2200),
     "animated_webp": (64, 64), "gif": (80, 60), "bmp": (40, 30), "jpeg_said_png": (96, 64),
     "bomb": None, "psd": None, "random": None, "broken": None,
 }
@@ -150,16 +152,37 @@ def source_size(block: dict[str, Any]) -> tuple[int, int] | None:
     return SIZES[by_data[data]] if data in by_data else None
 
 
-def check_scale_notes(offered: list[dict[str, Any]], sent: list[tuple[int, int]],
+PAGED = re.compile(r"\(the next (\d+) images are one (\d+)×(\d+) page, cut from top to bottom\)")
+
+
+def recipient_sources(offered: list[dict[str, Any]],
+                      texts: list[str]) -> list[tuple[int, int] | None]:
+    """The source size of each image the recipient was to get, in order: an offered image's, or,
+    for a page its notes say was cut, each part's (cut top to bottom into equal parts)."""
+    pages = [(int(n), (int(w), int(h))) for text in texts for n, w, h in PAGED.findall(text)]
+    sources: list[tuple[int, int] | None] = []
+    for block in offered:
+        size = source_size(block)
+        if pages and block["type"] == "image" and size == pages[0][1]:
+            count, (width, height) = pages.pop(0)
+            bounds = [round(height * i / count) for i in range(count + 1)]
+            sources.extend((width, bottom - top) for top, bottom in itertools.pairwise(bounds))
+        else:
+            sources.append(size)
+    assert pages == [], pages  # every page a note names was offered
+    return sources
+
+
+def check_scale_notes(sources: list[tuple[int, int] | None], sent: list[tuple[int, int]],
                       texts: list[str]) -> None:
     """Every picture sent at a size no server sent is named by a note with that size, and each
-    note names the source size of the image it numbers. `offered`: the recipient's images in
-    order (the notes number them from 1)."""
+    note names the source size of the image it numbers. `sources`: the source size of each of
+    the recipient's images in order (`recipient_sources`; the notes number them from 1)."""
     notes = [note for text in texts for note in scale_notes(text)]
-    sources = {size for size in SIZES.values() if size is not None}
-    assert {size for size in sent if size not in sources} <= {note[2] for note in notes}, notes
+    known = {size for size in [*SIZES.values(), *sources] if size is not None}
+    assert {size for size in sent if size not in known} <= {note[2] for note in notes}, notes
     for number, source, size in notes:
-        assert source_size(offered[number - 1]) == source
+        assert sources[number - 1] == source
         assert size in sent
 
 
@@ -181,7 +204,8 @@ def check_delivery(offered: list[dict[str, Any]], pictures: list[bytes], texts: 
     """What a recipient got of the images `offered` to it (in order): each picture or a note
     naming it, within `limits`, every smaller one noted with its source size, and no base64 run
     in any text it reads."""
-    assert len(pictures) + sum(named_missing(t) for t in texts) == len(offered), texts
+    sources = recipient_sources(offered, texts)
+    assert len(pictures) + sum(named_missing(t) for t in texts) == len(sources), texts
     assert len(pictures) <= limits.max_images
     sizes = []
     for picture in pictures:
@@ -190,4 +214,4 @@ def check_delivery(offered: list[dict[str, Any]], pictures: list[bytes], texts: 
             assert max(opened.size) <= limits.max_edge_px
             sizes.append(opened.size)
     assert [t for t in texts if find_media(t) is not None] == []
-    check_scale_notes(offered, sizes, texts)
+    check_scale_notes(sources, sizes, texts)
