@@ -36,6 +36,11 @@ def camera() -> dict[str, Any]:
     return {"command": PYTHON, "args": ["-m", "fuseforks.demo.camera"], "cwd": str(REPO)}
 
 
+def blocks() -> dict[str, Any]:
+    """The server whose tools return every kind of block (`tests/gateway/servers/blocks.py`)."""
+    return {"command": PYTHON, "args": ["-m", "tests.gateway.servers.blocks"], "cwd": str(REPO)}
+
+
 def shots(env: dict[str, str] | None = None) -> dict[str, Any]:
     entry: dict[str, Any] = {"command": PYTHON,
                              "args": ["-m", "tests.gateway.servers.screenshots"],

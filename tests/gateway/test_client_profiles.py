@@ -7,21 +7,19 @@ Where each name and each quirk comes from: docs/gateway.md, "Clients by name".""
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import io
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-from mcp.types import CallToolResult, ImageContent, TextContent
-from PIL import Image
+from mcp.types import ImageContent, TextContent
 
 from fuseforks.events.types import ResultSent, SessionStarted, ToolResultRecorded
 from fuseforks.gateway.profiles import CLIENT_PROFILES
-from tests.gateway.conftest import PYTHON, REPO, recorded, stdio_gateway, write_config
+from tests.gateway.conftest import blocks, recorded, stdio_gateway, write_config
 from tests.gateway.pictures import small_jpeg
+from tests.helpers.results import images_with_types as images
+from tests.helpers.results import pixel_size as size
 
 ENGINE_BYTES = 2 * 1024 * 1024
 
@@ -47,20 +45,6 @@ UNKNOWN = [
     # a name no source gave: any client the gateway does not know gets the engine's rules
     ("some-other-client", "image-rules"),
 ]
-
-
-def blocks() -> dict[str, Any]:
-    return {"command": PYTHON, "args": ["-m", "tests.gateway.servers.blocks"], "cwd": str(REPO)}
-
-
-def images(result: CallToolResult) -> list[tuple[bytes, str]]:
-    return [(base64.b64decode(b.data), b.mime_type) for b in result.content
-            if isinstance(b, ImageContent)]
-
-
-def size(data: bytes) -> tuple[int, int]:
-    with Image.open(io.BytesIO(data)) as opened:
-        return opened.size
 
 
 def test_every_known_client_is_tested_and_every_tested_name_is_known() -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import io
 import json
 import re
 from pathlib import Path
@@ -27,29 +26,26 @@ from mcp.types import (
     TextContent,
     TextResourceContents,
 )
-from PIL import Image
 
 from fuseforks.cli import main
 from fuseforks.events.types import ImagesNormalized, ResultSent, ToolCalled, ToolResultRecorded
-from tests.gateway.conftest import PYTHON, REPO, recorded, shots, stdio_gateway, write_config
+from tests.gateway.conftest import (
+    blocks,
+    recorded,
+    shots,
+    stdio_gateway,
+    write_config,
+)
 from tests.gateway.pictures import SCREEN_SIZE, small_jpeg
 from tests.helpers import npm
 from tests.helpers.results import pictures_of
+from tests.helpers.results import pixel_size as size
 
 CLAUDE_CODE_CHARS = 25_000 * 4  # its token limit, four characters a token, base64 as text
 
 
-def blocks() -> dict[str, Any]:
-    return {"command": PYTHON, "args": ["-m", "tests.gateway.servers.blocks"], "cwd": str(REPO)}
-
-
 def digests(pictures: list[bytes]) -> list[str]:
     return [hashlib.sha256(data).hexdigest() for data in pictures]
-
-
-def size(data: bytes) -> tuple[int, int]:
-    with Image.open(io.BytesIO(data)) as opened:
-        return opened.size
 
 
 def wire_size(result: Any) -> int:

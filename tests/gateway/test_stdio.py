@@ -4,9 +4,7 @@ holds their digests, the audit names the client, and `replay --verify` re-drives
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import io
 import json
 import os
 import sys
@@ -17,7 +15,6 @@ import anyio.to_thread
 import pytest
 from click.testing import CliRunner
 from mcp.types import CallToolResult, ImageContent, TextContent
-from PIL import Image
 
 from fuseforks.cli import main
 from fuseforks.events.types import (
@@ -40,16 +37,8 @@ from tests.gateway.conftest import (
 )
 from tests.gateway.pictures import small_jpeg
 from tests.helpers import processes
-
-
-def images(result: CallToolResult) -> list[tuple[bytes, str]]:
-    return [(base64.b64decode(b.data), b.mime_type) for b in result.content
-            if isinstance(b, ImageContent)]
-
-
-def size(data: bytes) -> tuple[int, int]:
-    with Image.open(io.BytesIO(data)) as opened:
-        return opened.size
+from tests.helpers.results import images_with_types as images
+from tests.helpers.results import pixel_size as size
 
 
 def texts(result: CallToolResult) -> list[str]:

@@ -215,3 +215,14 @@ def check_delivery(offered: list[dict[str, Any]], pictures: list[bytes], texts: 
             sizes.append(opened.size)
     assert [t for t in texts if find_media(t) is not None] == []
     check_scale_notes(sources, sizes, texts)
+
+
+def images_with_types(result: Any) -> list[tuple[bytes, str]]:
+    """The image blocks of a tool result as a client decodes them, with the type each says."""
+    return [(base64.b64decode(b.data), b.mime_type) for b in result.content
+            if isinstance(b, ImageContent)]
+
+
+def pixel_size(data: bytes) -> tuple[int, int]:
+    with Image.open(io.BytesIO(data)) as opened:
+        return opened.size
