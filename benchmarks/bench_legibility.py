@@ -12,8 +12,9 @@ For each case, tesseract reads:
   it) x format (JPEG, lossy WebP, lossless WebP, 256-colour PNG; plain PNG is never smaller than
   lossless WebP) x quality — at each scale
   and format the highest quality within the budget (bisection; size falls with quality);
-- **fuseforks**: what `normalize_image` sends under the profile's limits with the share as the
-  byte limit (what the gateway's fitting does for each image);
+- **fuseforks**: what the gateway sends of the first screenshot of a result of one, or of as many
+  as the profile allows, through the plan a client's reply is made of (`plan_for_client`): the
+  image, or a tall page's parts, read one after the other;
 - **before**: what it sent before quality came before scale — JPEG quality 85 scaled down until
   it fits (kept here, in the benchmark, as the baseline).
 
@@ -27,6 +28,8 @@ Needs tesseract on PATH (`apt-get install tesseract-ocr`); says so and stops whe
 
 from __future__ import annotations
 
+import base64
+import functools
 import io
 import math
 import shutil
@@ -36,14 +39,15 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-import msgspec
+import anyio
+from mcp.types import CallToolResult, ImageContent, TextContent
 from PIL import Image
 
 from benchmarks.bench_screenshots import accuracy
 from fuseforks.core.media import SHRINK_MIN_EDGE_PX, SHRINK_STEPS, target_size
 from fuseforks.gateway.profiles import ClientProfile, profile_for
-from fuseforks.images.normalize import normalize_image
 from fuseforks.images.types import NormalizedImage
+from fuseforks.mcp.reply import plan_for_client
 from tests.helpers import imagegen as gen
 
 KINDS = {
@@ -134,21 +138,44 @@ def before(base: Image.Image, budget: int) -> bytes:
     return data
 
 
-def read(data: bytes, folder: Path, shown: str) -> tuple[float, str]:
-    """Character accuracy of tesseract's reading of `data`, with page segmentation mode 4 (one
-    column of text of many sizes): its default mode read the same screenshot 0.79 at 1097 px
-    wide and 0.96 at 1098 px (a region kept or lost), mode 4 0.790 and 0.792."""
+def ocr_text(data: bytes, folder: Path) -> str:
+    """tesseract's reading of `data`, with page segmentation mode 4 (one column of text of many
+    sizes): its default mode read the same screenshot 0.79 at 1097 px wide and 0.96 at 1098 px
+    (a region kept or lost), mode 4 0.790 and 0.792."""
     path = folder / "page.png"
     with Image.open(io.BytesIO(data)) as image:
         image.convert("RGB").save(path)
-        size = f"{image.width}x{image.height}"
     done = subprocess.run(["tesseract", str(path), "stdout", "--psm", "4"],
                           capture_output=True, text=True, check=True)
-    return accuracy(done.stdout, shown), size
+    return done.stdout
+
+
+def read(data: bytes, folder: Path, shown: str) -> float:
+    """Character accuracy of tesseract's reading of `data` against the text shown."""
+    return accuracy(ocr_text(data, folder), shown)
 
 
 def mean(values: list[float]) -> float:
     return sum(values) / len(values)
+
+
+def sent_by_plan(png: bytes, count: int, profile: ClientProfile) -> list[NormalizedImage]:
+    """What the gateway sends of the first of `count` such screenshots in one result, through
+    the plan a client's reply is made of: the image, or the parts of a page."""
+    image = ImageContent(type="image", data=base64.b64encode(png).decode(), mime_type="image/png")
+    source = CallToolResult(content=[TextContent(type="text", text="a screenshot"),
+                                     *[image] * count])
+    plan = anyio.run(functools.partial(plan_for_client, source, language="en",
+                                       limits=profile.limits,
+                                       result_limits=profile.result_limits))
+    return plan.kept if count == 1 else plan.kept[:1]
+
+
+def described(sent: list[NormalizedImage]) -> str:
+    first = sent[0]
+    parts = f"{len(sent)} parts of " if len(sent) > 1 else ""
+    return (f"{parts}{first.media_type[6:]} {first.width}x{first.height}"
+            f"{' illegible' if first.illegible else ''}")
 
 
 def main() -> None:
@@ -166,24 +193,23 @@ def main() -> None:
                 profile = profile_for(name, "")
                 edge = target_size(width, height, profile.limits.max_edge_px)
                 for label, budget in budgets(profile):
-                    limits = msgspec.structs.replace(profile.limits, max_bytes=budget)
                     by_point: dict[tuple[str, float], list[float]] = {}
                     ours, then, sent_as = [], [], []
                     for seed in SEEDS:
                         shot, shown = gen.screenshot(width, height, seed=seed, scale=scale)
-                        sent = normalize_image(gen.encode(shot, "PNG"), limits)
-                        assert isinstance(sent, NormalizedImage)
-                        if (sent.width, sent.height) == edge and sent.data[12:16] == b"VP8L":
+                        sent = sent_by_plan(gen.encode(shot, "PNG"), count_of(label), profile)
+                        whole = len(sent) == 1 and (sent[0].width, sent[0].height) == edge
+                        if whole and sent[0].data[12:16] == b"VP8L":
                             break  # fits without loss: nothing to choose
                         base = shot if edge == shot.size else shot.resize(
                             edge, Image.Resampling.LANCZOS)
                         for point, at, data in grid(base, budget):
                             by_point.setdefault((point.split(" q")[0], at), []).append(
-                                read(data, folder, shown)[0])
-                        ours.append(read(sent.data, folder, shown)[0])
-                        then.append(read(before(base, budget), folder, shown)[0])
-                        sent_as.append(f"{sent.media_type[6:]} {sent.width}x{sent.height}"
-                                       f"{' illegible' if sent.illegible else ''}")
+                                read(data, folder, shown))
+                        ours.append(accuracy("\n".join(ocr_text(image.data, folder)
+                                                       for image in sent), shown))
+                        then.append(read(before(base, budget), folder, shown))
+                        sent_as.append(described(sent))
                     budget_text = f"{label} {budget:,}"
                     if not ours:
                         print(f"{kind:<22} {name:<15} {budget_text:>16}  fits without loss")
@@ -197,7 +223,8 @@ def main() -> None:
                     print(f"{kind:<22} {name:<15} {budget_text:>16} {best:6.3f}"
                           f" {mean(ours):6.3f} {mean(then):6.3f} {of_best:7.3f}"
                           f"  {', '.join(dict.fromkeys(sent_as))}")
-                    if kind.startswith("full page") and name == "claude-code" and count_of(label) == 1:
+                    if (kind.startswith("full page") and name == "claude-code"
+                            and count_of(label) == 1):
                         gone = (mean(ours) - mean(then)) / (1 - mean(then))
                         met &= gone >= GOAL_ERROR_GONE
                         print(f"{'':<22} error of before gone: {gone:.0%} (goal"
