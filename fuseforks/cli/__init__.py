@@ -36,6 +36,8 @@ COMMANDS: dict[str, Entry] = {
                           "Show where each model took tool images, learned from recorded turns."),
     "chat": Entry("fuseforks.cli.chat:chat",
                   "Talk to an agent in this terminal: one conversation, turn after turn."),
+    "clients": Entry("fuseforks.cli.clients:clients",
+                     "What the gateway did for each MCP client."),
     "cluster": Entry("fuseforks.cli.cluster:cluster",
                      "Start PostgreSQL, NATS, workers, the provider simulator and the demo camera "
                      "on this machine."),

@@ -42,6 +42,8 @@ from fuseforks.projections.audit import (
 )
 from fuseforks.projections.capabilities import capabilities
 from fuseforks.projections.clients import (
+    BYTE_SERIES,
+    IMAGE_SERIES,
     KINDS,
     Timeline,
     between,
@@ -266,10 +268,6 @@ class Console:
         return _parsed(lambda t: moment_key(t, self.now()), text, name) if text else None
 
 
-IMAGE_SERIES = (("passed", "passed through"), ("re_encoded", "re-encoded"),
-                ("shrunk", "shrunk"), ("dropped", "dropped"))
-"""What became of a client's images, in the charts' and tables' order (`Tally`'s fields)."""
-BYTE_SERIES = (("received_bytes", "from servers"), ("sent_bytes", "sent to the client"))
 
 
 def _bucket_label(start: str) -> str:

@@ -84,6 +84,14 @@ class Tally(msgspec.Struct, frozen=True, kw_only=True):
 NOTHING = Tally()
 
 
+IMAGE_SERIES = (("passed", "passed through"), ("re_encoded", "re-encoded"),
+                ("shrunk", "shrunk"), ("dropped", "dropped"))
+"""What became of a client's images, in the order every reader shows them (`Tally`'s fields and
+their names)."""
+BYTE_SERIES = (("received_bytes", "from servers"), ("sent_bytes", "sent to the client"))
+"""A client's bytes, in the order every reader shows them."""
+
+
 class ClientMoment(msgspec.Struct, frozen=True, kw_only=True):
     """One thing the gateway did for a client: a session begun, or one result sent."""
 
