@@ -4,18 +4,22 @@ When a client's limit forces an image smaller than its normal encoding, there ar
 lose bytes: compress harder, or drop pixels. For text (screenshots, dashboards, documents) they
 are not alike: a glyph that keeps its pixels survives strong compression, a glyph scaled below
 a few pixels is gone at any quality. `benchmarks/bench_legibility.py` measured it with
-tesseract: a 1280x3000 page scaled to 896x2100 reads as well as the original as lossy WebP
-quality 20 in 71 KB, while scaling on at quality 85 until it fits reads nothing.
+tesseract: a 1280x3000 page scaled to 896x2100 read as well as the original as lossy WebP
+quality 20 in 71 KB, while scaling on at quality 85 until it fit read nothing.
 
-So at each size every quality step is tried, best first, before the size goes down:
+So quality goes before scale, down to the size its text needs:
 
-- a *graphic* (`is_graphic`) is lossless WebP when that fits, else lossy WebP at the highest
-  quality of `WEBP_QUALITIES` that fits; WebP keeps edges of text sharper than JPEG at the same
-  bytes (the benchmark's grid search compares JPEG, PNG and both WebPs);
+- a *graphic* (`is_graphic`) is lossless WebP when that fits; else lossy WebP at quality 90 or
+  more at the largest size that fits, from the whole down to its *legible size* — where the ink
+  of its lines of text (`text_height`, from its projection profile) is still `LEGIBLE_TEXT_PX`
+  high; else at the legible size at the highest quality of `WEBP_QUALITIES` that fits (WebP
+  keeps the edges of text sharper than JPEG at the same bytes; the benchmark's grid search
+  compares JPEG, PNG and both WebPs). A client without WebP gets PNG and JPEG the same way;
 - a photo is JPEG at the highest quality of `JPEG_QUALITIES` that fits;
 - when even the lowest quality does not fit, the size goes down by the square root of the ratio
   still to lose (an encoding's size follows its pixel count), a little more, and the qualities
-  are tried again; never below `SHRINK_MIN_EDGE_PX`, at most `SHRINK_STEPS` sizes.
+  are tried again; never below `SHRINK_MIN_EDGE_PX`, at most `SHRINK_STEPS` sizes. A graphic
+  with text that goes below its legible size is not `legible`: its note says so.
 
 The last try is returned even when it does not fit: the caller drops it then. Deterministic:
 the same pixels and budget give the same bytes.
