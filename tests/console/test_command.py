@@ -169,7 +169,8 @@ def test_every_event_kind_has_its_place_on_a_turns_page(tmp_path: Path) -> None:
                  "run here",
                  "Gateway session started by claude-code 2.1.0 over stdio, before gateway "
                  "agent_9: profile claude-code, images at most 1568 px on the long edge and 73 KB "
-                 "each, 4 a result (shrunk further to fit); a whole result at most 25000 tokens; "
+                 "each, 4 a result (shrunk further to fit), at most 768 px on the short edge, "
+                 "never as WebP, a tall page in parts; a whole result at most 25000 tokens; "
                  "notes in en.",
                  "Result sent to claude-code 2.1.0: call 1 of nik__live_view_image on nik, 1 "
                  "image.",
