@@ -317,6 +317,8 @@ class ToolHub(anyio.AsyncContextManagerMixin):
         unavailable = await self._ensure_running(server)
         if unavailable is not None:
             return self._faulted(name, unavailable)
+        if name in self.withheld:  # withheld by the check a restart just made
+            return self._faulted(name, faults.unknown_tool(name))
         if not any(listed.name == tool for listed in server.connection.tools):
             return self._faulted(name, faults.unknown_tool(name))
         outcome = await server.connection.call(tool, arguments, on_progress)
@@ -346,13 +348,14 @@ class ToolHub(anyio.AsyncContextManagerMixin):
             if not server.needs_restart and server.connection.connected:
                 return None
             logger.info("mcp restart: server=%s", server.connection.name)
-            awaited = server.connection.awaits_login
             reason = await self._start(server)
             if reason is not None:
                 if not server.connection.awaits_login:  # a login may be made meanwhile
                     server.down_reason = faults.down_after_restart(server.connection.name, reason)
                 return reason
-        if awaited and self._on_change is not None:  # logged in: its tools are there now
+        # started again: its tools are there now (a login), or may not be the ones it had (a
+        # server that died and came back changed), so whoever listens checks them again
+        if self._on_change is not None:
             try:
                 await self._on_change(server.connection.name, "tools")
             except Exception:  # a listener must never cost the server its start

@@ -5,6 +5,8 @@ until approved, and the approved definition is the one compared against from the
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import anyio
@@ -238,3 +240,29 @@ async def test_a_tool_changed_while_the_gateway_runs_is_named_once_and_recorded(
     assert (start.changed_tools, start.withheld_tools) == (withheld, withheld)
     verdicts = await replay_verdicts(tmp_path / "g.db")
     assert len(verdicts) == 2 and all(v.startswith("  verify: identical (") for v in verdicts)
+
+
+async def test_a_server_that_comes_back_changed_after_a_crash_is_held_to_its_pin(
+        tmp_path: Path) -> None:
+    """A server that died is started again before the next call: its tools are checked against
+    their pins then, as at start, and a changed one is withheld before that call reaches it."""
+    words = tmp_path / "description"
+    config = write_config(tmp_path, shots=shots({"SHOTS_SMALL_DESCRIPTION_FILE": str(words)}))
+    db, errors = tmp_path / "g.db", tmp_path / "stderr"
+    with errors.open("w") as errlog:
+        async with stdio_gateway(config, "--db", str(db), "--pin", errlog=errlog) as client:
+            assert answer_of(await client.call_tool("shots__small", {})) == "small"
+            pid = int(answer_of(await client.call_tool("shots__pid", {})))
+            words.write_text(RUG_PULL, encoding="utf-8")
+            os.kill(pid, signal.SIGKILL)
+            answers = [answer_of(await client.call_tool("shots__small", {})) for _ in range(2)]
+            offered = await listed(client)
+    # the call that found it dead may fail; the one after the restart never reaches it
+    assert answers[-1] == "Tool returned an error: unknown tool 'shots__small'"
+    assert "shots__small" not in offered
+    assert errors.read_text().splitlines()[-1] == (
+        "fuseforks gateway: tool 'shots__small' changed since it was last offered "
+        "(description); withheld until approved (--approve shots__small)")
+    changes = [e.event for e in recorded(db)[-1] if isinstance(e.event, ToolsChanged)]
+    assert [(c.changed_tools, c.withheld_tools) for c in changes] == [
+        (["shots__small"], ["shots__small"])]
