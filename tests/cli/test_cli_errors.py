@@ -299,6 +299,21 @@ CASES: dict[str, Case] = {
                             lambda f: foreign(f.other)),
     "rebuild newer": Case("rebuild", lambda f: ["rebuild", str(f.newer)], 1,
                           lambda f: newer(f.newer)),
+    # --- clients
+    "clients missing": Case("clients", lambda f: ["clients", str(f.missing)], 2,
+                            lambda f: missing_file("clients", "SOURCE", f.missing)),
+    "clients foreign": Case("clients", lambda f: ["clients", str(f.other)], 1,
+                            lambda f: foreign(f.other)),
+    "clients notes": Case("clients", lambda f: ["clients", str(f.notes)], 1,
+                          lambda f: not_a_record(f.notes)),
+    "clients since yesterday": Case(
+        "clients", lambda f: ["clients", str(f.store), "--since", "yesterday"], 2,
+        lambda f: bad_value("clients", "--since", "'yesterday' is neither an ISO-8601 time "
+                                "(2026-11-30T08:48:54Z, 2026-11-30T09:48+01:00, 2026-11-30) nor "
+                                "a duration back from now (30m, 2h, 7d)")),
+    "clients nobody": Case(
+        "clients", lambda f: ["clients", str(f.store), "--client", "nobody"], 1,
+        lambda f: f"Error: no gateway client 'nobody' in {f.store}"),
     # --- audit
     "audit missing": Case("audit", lambda f: ["audit", str(f.missing)], 2,
                           lambda f: missing_file("audit", "SOURCE", f.missing)),
